@@ -1,0 +1,31 @@
+"""The model layer: one async interface, structured outputs, cache, ledger, backends."""
+
+from ragfacts.models._errors import BackendError, ConfigurationError
+from ragfacts.models._types import Completion, Failure, FailureKind, Message, RawReply, StructuredMode, Usage
+from ragfacts.models.base import ChatModel
+from ragfacts.models.cache import ResponseCache
+from ragfacts.models.ledger import StageUsage, UsageLedger
+from ragfacts.models.options import ModelOptions
+from ragfacts.models.spec import ModelSpec, api_key_from_env, build_model, parse_spec, ragfacts_home
+
+__all__ = [
+    "BackendError",
+    "ChatModel",
+    "Completion",
+    "ConfigurationError",
+    "Failure",
+    "FailureKind",
+    "Message",
+    "ModelOptions",
+    "ModelSpec",
+    "RawReply",
+    "ResponseCache",
+    "StageUsage",
+    "StructuredMode",
+    "Usage",
+    "UsageLedger",
+    "api_key_from_env",
+    "build_model",
+    "parse_spec",
+    "ragfacts_home",
+]

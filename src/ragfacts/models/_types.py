@@ -1,0 +1,97 @@
+"""Value types that cross the model layer: messages, replies, completions, failures."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class StructuredMode(str, Enum):
+    """How a schema is enforced on the model's reply."""
+
+    JSON_SCHEMA = "json_schema"  # response_format={"type": "json_schema", ...}
+    TOOL = "tool"  # a forced function call whose parameters are the schema
+    JSON_TEXT = "json_text"  # the schema is shown in the prompt; JSON is extracted from the text
+    GRAMMAR = "grammar"  # llama.cpp grammar-constrained decoding
+
+
+class FailureKind(str, Enum):
+    """Why a completion ended without a usable reply."""
+
+    INVALID_OUTPUT = "invalid_output"  # still not schema-valid after the re-asks
+    TRUNCATED = "truncated"  # finish_reason == "length" on the last attempt
+    TRANSIENT = "transient"  # 429 / 5xx / timeout / connection, after the retries
+    REQUEST = "request"  # a 4xx the server will not change its mind about
+    BACKEND = "backend"  # anything else raised by the backend
+
+
+class Failure(BaseModel):
+    """An explicit, recorded failure: a result, never a missing row."""
+
+    kind: FailureKind
+    message: str
+    last_text: str | None = None
+
+
+class RawReply(BaseModel):
+    """What a backend returns for one request: text plus usage, nothing parsed."""
+
+    text: str
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    logprobs: list[dict[str, Any]] | None = None
+
+
+class Usage(BaseModel):
+    """Tokens and requests one completion cost."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, reply: RawReply) -> None:
+        self.calls += 1
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+
+
+class Completion(BaseModel):
+    """The outcome of one `ChatModel.complete` call, successful or not."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    text: str | None = None
+    parsed: Any = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    attempts: int = 0  # parse attempts: 1 + re-asks
+    retries: int = 0  # transport retries (429/5xx/timeout)
+    cached: bool = False
+    finish_reason: str | None = None
+    logprobs: list[dict[str, Any]] | None = None
+    failure: Failure | None = None
+    backend: str = ""
+    model: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
+    prompt_version: str | None = None
+    stage: str = "default"
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def record(self) -> dict[str, Any]:
+        """Return a JSON-ready provenance record (no parsed object, no secrets)."""
+        return self.model_dump(mode="json", exclude={"parsed", "logprobs"})

@@ -1,0 +1,297 @@
+"""The chat-model interface every method uses; backends only send one request."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragfacts.models._errors import BackendError
+from ragfacts.models._types import (
+    Completion,
+    Failure,
+    FailureKind,
+    Message,
+    RawReply,
+    StructuredMode,
+    Usage,
+)
+from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
+from ragfacts.models.ledger import UsageLedger
+from ragfacts.models.options import ModelOptions
+from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema
+
+_REASK = {
+    "en": "Your reply could not be used:\n{errors}\nReply again with one corrected JSON object only.",
+    "zh": "你的回复无法使用：\n{errors}\n请只重新输出一个修正后的 JSON 对象。",
+}
+_TRUNCATED = {
+    "en": "- the reply was cut off at the token limit; be more concise",
+    "zh": "- 回复因长度限制被截断；请更简洁",
+}
+
+
+class ChatModel(ABC):
+    """A chat model with structured outputs, validation and re-ask, retries, cache and ledger.
+
+    Subclasses implement `_send` (one request in, text and usage out) and say which structured
+    modes they support; everything else is shared.
+    """
+
+    backend: str = "abstract"
+    default_mode: StructuredMode = StructuredMode.JSON_SCHEMA
+    modes_that_show_schema: frozenset[StructuredMode] = frozenset()
+
+    def __init__(
+        self,
+        model_id: str,
+        options: ModelOptions | None = None,
+        *,
+        cache: ResponseCache | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> None:
+        self.model_id = model_id
+        self.options = options or ModelOptions()
+        self.cache = cache
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+
+    @abstractmethod
+    async def _send(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        mode: StructuredMode,
+        params: dict[str, Any],
+    ) -> RawReply:
+        """Send one request; raise BackendError on failure."""
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies this model in a cache key (never a secret)."""
+        return {"backend": self.backend, "model": self.model_id}
+
+    @property
+    def mode(self) -> StructuredMode:
+        return self.options.mode or self.default_mode
+
+    def shows_schema_in_prompt(self) -> bool:
+        """Whether the schema must be rendered into the prompt for the model to see it."""
+        if self.options.schema_in_prompt is not None:
+            return self.options.schema_in_prompt
+        return self.mode not in self.modes_that_show_schema
+
+    async def complete(
+        self,
+        messages: list[Message],
+        schema: type[BaseModel] | None = None,
+        *,
+        stage: str = "default",
+        prompt_version: str | None = None,
+        lang: str = "en",
+        **params: Any,
+    ) -> Completion:
+        """Return a Completion; never raises for model or transport failures."""
+        params = self._params(params)
+        schema_json = json_schema_of(schema) if schema is not None else None
+        messages = list(messages)
+        if schema_json is not None and self.shows_schema_in_prompt():
+            messages = _with_schema_text(messages, render_schema(schema_json, lang))
+        base = Completion(
+            backend=self.backend,
+            model=self.model_id,
+            params=params,
+            prompt_version=prompt_version,
+            stage=stage,
+        )
+        key = None
+        if self.cache is not None:
+            key = cache_key(
+                {
+                    "v": CACHE_KEY_VERSION,
+                    **self.identity(),
+                    "mode": self.mode.value,
+                    "messages": [m.model_dump() for m in messages],
+                    "schema": schema_json,
+                    "params": params,
+                }
+            )
+            hit = self._from_cache(key, schema, base)
+            if hit is not None:
+                self.ledger.record(hit)
+                return hit
+        started = time.perf_counter()
+        completion = await self._complete_uncached(messages, schema, schema_json, params, lang, base)
+        completion.latency_s = time.perf_counter() - started
+        if self.cache is not None and key is not None and completion.ok:
+            self.cache.put(
+                key,
+                backend=self.backend,
+                model=self.model_id,
+                stage=stage,
+                record={
+                    "text": completion.text,
+                    "finish_reason": completion.finish_reason,
+                    "usage": completion.usage.model_dump(),
+                    "attempts": completion.attempts,
+                    "logprobs": completion.logprobs,
+                },
+            )
+        self.ledger.record(completion)
+        return completion
+
+    def _params(self, overrides: dict[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "temperature": self.options.temperature,
+            "max_tokens": self.options.max_tokens,
+        }
+        if self.options.seed is not None:
+            params["seed"] = self.options.seed
+        params.update(overrides)
+        return params
+
+    def _from_cache(self, key: str, schema: type[BaseModel] | None, base: Completion) -> Completion | None:
+        assert self.cache is not None
+        record = self.cache.get(key)
+        if record is None:
+            return None
+        parsed = None
+        if schema is not None:
+            try:
+                parsed = parse_reply(record["text"], schema)
+            except ValueError:
+                return None  # an entry the schema no longer accepts is a miss, not a result
+        return base.model_copy(
+            update={
+                "text": record["text"],
+                "parsed": parsed,
+                "cached": True,
+                "attempts": record["attempts"],
+                "finish_reason": record.get("finish_reason"),
+                "logprobs": record.get("logprobs"),
+            }
+        )
+
+    async def _complete_uncached(
+        self,
+        messages: list[Message],
+        schema: type[BaseModel] | None,
+        schema_json: dict[str, Any] | None,
+        params: dict[str, Any],
+        lang: str,
+        base: Completion,
+    ) -> Completion:
+        usage = Usage()
+        retries = 0
+        conversation = list(messages)
+        name = schema.__name__ if schema is not None else "reply"
+        reply: RawReply | None = None
+        failure: Failure | None = None
+        for attempt in range(1, self.options.reasks + 2):
+            try:
+                reply, used_retries = await self._send_with_retries(conversation, schema_json, name, params, usage)
+                retries += used_retries
+            except BackendError as error:
+                retries += getattr(error, "retries_used", 0)
+                kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
+                return base.model_copy(
+                    update={
+                        "usage": usage,
+                        "attempts": attempt,
+                        "retries": retries,
+                        "failure": Failure(kind=kind, message=str(error), last_text=reply.text if reply else None),
+                    }
+                )
+            except Exception as error:  # a backend bug must not kill a batch
+                return base.model_copy(
+                    update={
+                        "usage": usage,
+                        "attempts": attempt,
+                        "retries": retries,
+                        "failure": Failure(kind=FailureKind.BACKEND, message=f"{type(error).__name__}: {error}"),
+                    }
+                )
+            done = base.model_copy(
+                update={
+                    "text": reply.text,
+                    "usage": usage,
+                    "attempts": attempt,
+                    "retries": retries,
+                    "finish_reason": reply.finish_reason,
+                    "logprobs": reply.logprobs,
+                }
+            )
+            if schema is None:
+                return done
+            problems: list[str] = []
+            if reply.finish_reason == "length":
+                problems.append(_TRUNCATED.get(lang, _TRUNCATED["en"]))
+            try:
+                done.parsed = parse_reply(reply.text, schema)
+                return done
+            except ValueError as error:
+                problems.append(describe_error(error))
+            kind = FailureKind.TRUNCATED if reply.finish_reason == "length" else FailureKind.INVALID_OUTPUT
+            failure = Failure(kind=kind, message="\n".join(problems), last_text=reply.text)
+            conversation = [
+                *conversation,
+                Message(role="assistant", content=reply.text),
+                Message(role="user", content=_REASK.get(lang, _REASK["en"]).format(errors="\n".join(problems))),
+            ]
+        return done.model_copy(update={"failure": failure, "parsed": None})
+
+    async def _send_with_retries(
+        self,
+        messages: list[Message],
+        schema_json: dict[str, Any] | None,
+        name: str,
+        params: dict[str, Any],
+        usage: Usage,
+    ) -> tuple[RawReply, int]:
+        for retry in range(self.options.max_retries + 1):
+            try:
+                async with self._concurrency_slots():
+                    reply = await self._send(
+                        messages, schema=schema_json, schema_name=name, mode=self.mode, params=params
+                    )
+                usage.add(reply)
+                return reply, retry
+            except BackendError as error:
+                usage.calls += 1
+                if not error.transient or retry == self.options.max_retries:
+                    error.retries_used = retry
+                    raise
+                await asyncio.sleep(self._backoff(retry, error.retry_after))
+        raise AssertionError("unreachable")
+
+    def _concurrency_slots(self) -> asyncio.Semaphore:
+        # One semaphore per event loop: a CLI may run several loops over one model's lifetime.
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            self._slots, self._slots_loop = asyncio.Semaphore(self.options.concurrency), loop
+        return self._slots
+
+    def _backoff(self, retry: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.options.retry_max_s)
+        exponential = self.options.retry_base_s * (2**retry)
+        return min(exponential * (0.5 + random.random() / 2), self.options.retry_max_s)
+
+    async def aclose(self) -> None:
+        """Release resources (HTTP clients, loaded weights); nothing to release by default."""
+        return None
+
+
+def _with_schema_text(messages: list[Message], schema_text: str) -> list[Message]:
+    """Append the rendered schema to the last user message."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            updated = Message(role="user", content=f"{messages[index].content}\n\n{schema_text}")
+            return [*messages[:index], updated, *messages[index + 1 :]]
+    return [*messages, Message(role="user", content=schema_text)]

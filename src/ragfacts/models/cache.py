@@ -1,0 +1,73 @@
+"""Persistent response cache: SQLite, user-only file, keyed on everything that changes the output."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+CACHE_KEY_VERSION = "ragfacts-cache-v1"
+
+# Append-only: each entry upgrades the file by one version. Never edit a released entry.
+_MIGRATIONS: list[str] = [
+    """CREATE TABLE responses (
+         key TEXT PRIMARY KEY,
+         backend TEXT NOT NULL,
+         model TEXT NOT NULL,
+         stage TEXT NOT NULL,
+         record TEXT NOT NULL,
+         created REAL NOT NULL
+       )""",
+]
+
+
+def canonical_json(value: Any) -> str:
+    """Serialise with sorted keys and compact separators, so equal requests hash equally."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def cache_key(request: dict[str, Any]) -> str:
+    """Return the key of a request: a versioned SHA-256 of its canonical JSON."""
+    digest = hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+    return f"v1:{digest}"
+
+
+class ResponseCache:
+    """Successful, validated replies by request key. Failures are never cached."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self.path.exists():
+            # Create the file user-only before SQLite opens it; its journal files inherit the mode.
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        os.chmod(self.path, 0o600)
+        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        for index, statement in enumerate(_MIGRATIONS[version:], start=version + 1):
+            self._db.execute(statement)
+            self._db.execute(f"PRAGMA user_version = {index}")
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT record FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, *, backend: str, model: str, stage: str, record: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, backend, model, stage, record, created) VALUES (?, ?, ?, ?, ?, ?)",
+            (key, backend, model, stage, canonical_json(record), time.time()),
+        )
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

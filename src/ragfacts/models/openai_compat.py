@@ -1,0 +1,130 @@
+"""OpenAI-compatible HTTP backend (OpenAI, Azure, vLLM, Ollama, LM Studio, DeepSeek, DashScope)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from ragfacts.models._errors import BackendError
+from ragfacts.models._types import Message, RawReply, StructuredMode
+from ragfacts.models.base import ChatModel
+from ragfacts.models.options import ModelOptions
+from ragfacts.models.structured import strict_schema
+
+
+class OpenAICompatibleModel(ChatModel):
+    """A model behind the OpenAI chat-completions API, driven by the official SDK."""
+
+    backend = "openai"
+    default_mode = StructuredMode.JSON_SCHEMA
+    # OpenAI shows response_format schemas and tool parameters to the model; servers that only
+    # constrain decoding (vLLM guided decoding, Ollama `format`) need `schema_in_prompt=True`.
+    modes_that_show_schema = frozenset({StructuredMode.JSON_SCHEMA, StructuredMode.TOOL})
+
+    def __init__(
+        self,
+        model_id: str,
+        options: ModelOptions | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model_id, options, **kwargs)
+        if self.mode is StructuredMode.GRAMMAR:
+            raise ValueError("the grammar mode is for the local backend; use json_schema, tool or json_text")
+        self.base_url = base_url
+        # The SDK's own retries are off: ours count every retry in the ledger and honour Retry-After.
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=self.options.timeout_s
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "base_url": self.base_url}
+
+    async def _send(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        mode: StructuredMode,
+        params: dict[str, Any],
+    ) -> RawReply:
+        request: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": [m.model_dump() for m in messages],
+            **params,
+        }
+        if schema is not None and mode is StructuredMode.JSON_SCHEMA:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": strict_schema(schema), "strict": True},
+            }
+        elif schema is not None and mode is StructuredMode.TOOL:
+            request["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": schema_name,
+                        "description": schema.get("description", ""),
+                        "parameters": schema,
+                    },
+                }
+            ]
+            request["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
+        try:
+            response = await self._client.chat.completions.create(**request)
+        except openai.APIStatusError as error:
+            status = error.status_code
+            raise BackendError(
+                f"HTTP {status}: {_short(error.message)}",
+                transient=status in (408, 409, 429) or status >= 500,
+                retry_after=_retry_after(error.response.headers.get("retry-after")),
+                status=status,
+            ) from error
+        except (openai.APITimeoutError, openai.APIConnectionError) as error:
+            raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
+        if not response.choices:
+            raise BackendError("the server returned no choices", transient=True)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        if mode is StructuredMode.TOOL and schema is not None and choice.message.tool_calls:
+            text = choice.message.tool_calls[0].function.arguments
+        usage = response.usage
+        return RawReply(
+            text=text,
+            finish_reason=choice.finish_reason,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            logprobs=_logprobs(choice),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to exponential backoff
+
+
+def _short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[:limit] + "…"
+
+
+def _logprobs(choice: Any) -> list[dict[str, Any]] | None:
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    return [
+        {
+            "token": t.token,
+            "logprob": t.logprob,
+            "top": [{"token": a.token, "logprob": a.logprob} for a in (t.top_logprobs or [])],
+        }
+        for t in content
+    ]

@@ -1,0 +1,133 @@
+"""Schemas in, validated objects out: JSON extraction, schema rendering and re-ask messages."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """Return the JSON schema of a pydantic model, with refs inlined for servers that lack $ref."""
+    return _inline_refs(schema.model_json_schema())
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node and node["$ref"].startswith("#/$defs/"):
+                target = copy.deepcopy(defs[node["$ref"].split("/")[-1]])
+                extra = {k: v for k, v in node.items() if k != "$ref"}
+                return resolve({**target, **extra})
+            return {k: resolve(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return resolve(schema)
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy that satisfies OpenAI strict mode: closed objects, every property required."""
+
+    def close(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = {k: close(v) for k, v in node.items()}
+            if node.get("type") == "object" and "properties" in node:
+                node["additionalProperties"] = False
+                node["required"] = list(node["properties"])
+                for prop in node["properties"].values():
+                    prop.pop("default", None)
+            return node
+        if isinstance(node, list):
+            return [close(v) for v in node]
+        return node
+
+    return close(schema)
+
+
+def extract_json(text: str) -> str:
+    """Return the JSON part of a reply: a fenced block, else the outermost object or array."""
+    fenced = _FENCE.search(text)
+    if fenced:
+        return fenced.group(1).strip()
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return text.strip()
+    start = min(starts)
+    end = max(text.rfind("}"), text.rfind("]"))
+    return text[start : end + 1] if end > start else text[start:]
+
+
+def parse_reply(text: str, schema: type[BaseModel]) -> BaseModel:
+    """Validate a reply against the schema; raises ValidationError or ValueError."""
+    return schema.model_validate_json(extract_json(text))
+
+
+def describe_error(error: Exception) -> str:
+    """Return a short, model-readable description of why a reply was rejected."""
+    if isinstance(error, ValidationError):
+        lines = []
+        for item in error.errors()[:10]:
+            where = ".".join(str(p) for p in item["loc"]) or "(root)"
+            lines.append(f"- {where}: {item['msg']}")
+        return "\n".join(lines)
+    return f"- {error}"
+
+
+def render_schema(schema: dict[str, Any], lang: str = "en") -> str:
+    """Render field titles, descriptions and allowed values as prompt text.
+
+    Grammar-constrained decoders restrict tokens but never show the schema to the model; without
+    this text a small model fills enums blindly (measured: 100% "True" on facts that are absent).
+    """
+    lines: list[str] = []
+    _render_node(schema, lines, indent=0, name=None)
+    if lang == "zh":
+        head = "请只输出一个符合以下结构的 JSON 对象（字段顺序不变）："
+    else:
+        head = "Reply with one JSON object only, with these fields in this order:"
+    return head + "\n" + "\n".join(lines)
+
+
+def _render_node(node: dict[str, Any], lines: list[str], indent: int, name: str | None) -> None:
+    pad = "  " * indent
+    if name is not None:
+        title = node.get("title")
+        label = f'"{name}"' + (f" ({title})" if title and title.lower().replace(" ", "_") != name else "")
+        kind = _kind(node)
+        text = f"{pad}- {label}: {kind}"
+        if node.get("description"):
+            text += f" — {node['description']}"
+        lines.append(text)
+    if node.get("type") == "object":
+        for key, prop in node.get("properties", {}).items():
+            _render_node(prop, lines, indent + (1 if name is not None else 0), key)
+    elif node.get("type") == "array" and isinstance(node.get("items"), dict):
+        items = node["items"]
+        if items.get("type") == "object":
+            lines.append(f"{pad}  each item has:")
+            for key, prop in items.get("properties", {}).items():
+                _render_node(prop, lines, indent + 2, key)
+
+
+def _kind(node: dict[str, Any]) -> str:
+    if "enum" in node:
+        return "one of " + " | ".join(json.dumps(v, ensure_ascii=False) for v in node["enum"])
+    if "const" in node:
+        return json.dumps(node["const"], ensure_ascii=False)
+    kind = node.get("type")
+    if kind == "array":
+        items = node.get("items", {})
+        inner = _kind(items) if isinstance(items, dict) else "value"
+        return f"list of {inner}"
+    if "anyOf" in node:
+        return " or ".join(_kind(n) for n in node["anyOf"])
+    return str(kind or "value")

@@ -1,0 +1,76 @@
+"""A run's shared pieces: the chosen model, its cache and its ledger, built from user settings."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragfacts.models import (
+    ChatModel,
+    ConfigurationError,
+    ModelOptions,
+    ResponseCache,
+    UsageLedger,
+    api_key_from_env,
+    build_model,
+    parse_spec,
+    ragfacts_home,
+)
+
+DEFAULT_API_MODEL = "gpt-4o-mini"
+
+
+@dataclass
+class Settings:
+    """What the user chose on the command line or in the environment."""
+
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int = 8
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    options: dict[str, object] = field(default_factory=dict)
+
+
+def default_model_spec() -> str:
+    """Pick a model when none is given: a configured API, else the local default, else explain."""
+    if os.environ.get("RAGFACTS_MODEL"):
+        return os.environ["RAGFACTS_MODEL"]
+    if api_key_from_env() or os.environ.get("RAGFACTS_BASE_URL"):
+        return f"openai:{DEFAULT_API_MODEL}"
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return "local"
+    raise ConfigurationError(
+        "no model available. Either set OPENAI_API_KEY (or RAGFACTS_API_KEY; add --base-url or "
+        "RAGFACTS_BASE_URL for vLLM, Ollama, DeepSeek, DashScope...) and optionally --model openai:NAME, "
+        "or install the offline default with: pip install 'ragfacts[local]'"
+    )
+
+
+class Runtime:
+    """Owns the model, cache and ledger of one run; close it when done."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.ledger = UsageLedger()
+        self.cache: ResponseCache | None = None
+        if settings.use_cache:
+            directory = settings.cache_dir or ragfacts_home()
+            self.cache = ResponseCache(Path(directory) / "cache.sqlite3")
+        self.spec = parse_spec(settings.model or default_model_spec(), settings.base_url)
+        self._model: ChatModel | None = None
+
+    def model(self) -> ChatModel:
+        """The run's model, built on first use."""
+        if self._model is None:
+            options = ModelOptions(concurrency=self.settings.concurrency, **self.settings.options)
+            self._model = build_model(self.spec, options, cache=self.cache, ledger=self.ledger)
+        return self._model
+
+    async def aclose(self) -> None:
+        if self._model is not None:
+            await self._model.aclose()
+        if self.cache is not None:
+            self.cache.close()

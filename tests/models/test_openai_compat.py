@@ -1,0 +1,218 @@
+"""The OpenAI-compatible backend, driven over HTTP against the scripted server."""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from ragfacts.models import FailureKind, Message, StructuredMode, UsageLedger
+from tests.conftest import TEST_KEY
+from tests.scripted_server import Reply
+
+
+class Verdict(BaseModel):
+    reasoning: str = Field(description="why")
+    verdict: Literal["consistent", "inconsistent"] = Field(description="the verdict")
+
+
+ASK = [Message(role="user", content="Is the answer supported?")]
+
+
+async def test_structured_parse_success_sends_json_schema(make_model, scripted_server):
+    scripted_server.enqueue(Reply.json({"reasoning": "stated", "verdict": "inconsistent"}))
+    completion = await make_model().complete(ASK, Verdict, stage="judge")
+    assert completion.ok
+    assert completion.parsed == Verdict(reasoning="stated", verdict="inconsistent")
+    fmt = scripted_server.requests[0].body["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"]["additionalProperties"] is False
+    assert completion.usage.calls == 1 and completion.attempts == 1
+
+
+async def test_defaults_are_deterministic_and_recorded(make_model, scripted_server):
+    completion = await make_model().complete(ASK, Verdict, prompt_version="judge@1")
+    body = scripted_server.requests[0].body
+    assert body["temperature"] == 0 and body["seed"] == 42
+    assert completion.params["temperature"] == 0 and completion.params["seed"] == 42
+    assert completion.model == "scripted-model" and completion.prompt_version == "judge@1"
+
+
+async def test_tool_mode_forces_the_function_and_reads_its_arguments(make_model, scripted_server):
+    scripted_server.enqueue(Reply.json({"reasoning": "r", "verdict": "consistent"}))
+    completion = await make_model(mode=StructuredMode.TOOL).complete(ASK, Verdict)
+    body = scripted_server.requests[0].body
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "Verdict"}}
+    assert "response_format" not in body
+    assert completion.parsed.verdict == "consistent"
+
+
+async def test_json_text_mode_shows_the_schema_and_extracts_fenced_json(make_model, scripted_server):
+    scripted_server.enqueue(Reply.text('Sure:\n```json\n{"reasoning": "r", "verdict": "consistent"}\n```'))
+    completion = await make_model(mode=StructuredMode.JSON_TEXT).complete(ASK, Verdict)
+    request = scripted_server.requests[0]
+    assert request.schema is None
+    assert '"verdict"' in request.prompt and '"consistent" | "inconsistent"' in request.prompt
+    assert completion.parsed.verdict == "consistent"
+
+
+async def test_schema_in_prompt_can_be_forced_for_guided_decoding_servers(make_model, scripted_server):
+    await make_model(schema_in_prompt=True).complete(ASK, Verdict)
+    assert "the verdict" in scripted_server.requests[0].prompt
+    scripted_server.reset()
+    await make_model().complete(ASK, Verdict)
+    assert "the verdict" not in scripted_server.requests[0].prompt
+
+
+async def test_reask_after_invalid_json_succeeds(make_model, scripted_server):
+    scripted_server.enqueue(Reply.malformed(), Reply.json({"reasoning": "r", "verdict": "consistent"}))
+    completion = await make_model().complete(ASK, Verdict)
+    assert completion.ok and completion.attempts == 2 and completion.usage.calls == 2
+    second = scripted_server.requests[1].body["messages"]
+    assert second[-2] == {"role": "assistant", "content": '{"verdict": "yes", '}
+    assert "could not be used" in second[-1]["content"]
+
+
+async def test_reask_carries_the_validation_error(make_model, scripted_server):
+    scripted_server.enqueue(Reply.json({"reasoning": "r", "verdict": "maybe"}), Reply.schema_valid())
+    completion = await make_model().complete(ASK, Verdict)
+    assert completion.ok
+    assert "verdict" in scripted_server.requests[1].body["messages"][-1]["content"]
+
+
+async def test_chinese_reask_is_in_chinese(make_model, scripted_server):
+    scripted_server.enqueue(Reply.malformed(), Reply.schema_valid())
+    await make_model().complete(ASK, Verdict, lang="zh")
+    assert "修正" in scripted_server.requests[1].body["messages"][-1]["content"]
+
+
+async def test_explicit_failure_after_reasks_run_out(make_model, scripted_server):
+    scripted_server.enqueue(Reply.malformed(), Reply.malformed(), Reply.malformed(), Reply.schema_valid())
+    completion = await make_model(reasks=2).complete(ASK, Verdict)
+    assert not completion.ok
+    assert completion.failure.kind is FailureKind.INVALID_OUTPUT
+    assert completion.failure.last_text == '{"verdict": "yes", '
+    assert completion.parsed is None
+    assert len(scripted_server.requests) == 3 and completion.attempts == 3
+
+
+async def test_truncated_output_is_its_own_failure(make_model, scripted_server):
+    scripted_server.enqueue(Reply.truncated(), Reply.truncated())
+    completion = await make_model(reasks=1).complete(ASK, Verdict)
+    assert completion.failure.kind is FailureKind.TRUNCATED
+    assert "token limit" in scripted_server.requests[1].body["messages"][-1]["content"]
+
+
+async def test_retry_after_500(make_model, scripted_server):
+    scripted_server.enqueue(Reply.error(500), Reply.error(503), Reply.schema_valid())
+    completion = await make_model().complete(ASK, Verdict)
+    assert completion.ok and completion.retries == 2 and completion.attempts == 1
+    assert completion.usage.calls == 3
+
+
+async def test_retry_honours_retry_after(make_model, scripted_server):
+    scripted_server.enqueue(Reply.error(429, retry_after=0.3), Reply.schema_valid())
+    started = time.perf_counter()
+    completion = await make_model(retry_base_s=0.0).complete(ASK, Verdict)
+    assert completion.ok and completion.retries == 1
+    assert time.perf_counter() - started >= 0.3
+
+
+async def test_transient_failure_after_retries_run_out(make_model, scripted_server):
+    scripted_server.enqueue(*[Reply.error(500)] * 3)
+    completion = await make_model(max_retries=2).complete(ASK, Verdict)
+    assert completion.failure.kind is FailureKind.TRANSIENT
+    assert "500" in completion.failure.message
+    assert completion.retries == 2 and len(scripted_server.requests) == 3
+
+
+async def test_client_error_is_not_retried(make_model, scripted_server):
+    scripted_server.enqueue(Reply.error(400))
+    completion = await make_model().complete(ASK, Verdict)
+    assert completion.failure.kind is FailureKind.REQUEST
+    assert len(scripted_server.requests) == 1
+
+
+async def test_timeout_is_retried(make_model, scripted_server):
+    scripted_server.enqueue(Reply.schema_valid().delayed(1.5), Reply.schema_valid())
+    completion = await make_model(timeout_s=0.5).complete(ASK, Verdict)
+    assert completion.ok and completion.retries == 1
+
+
+async def test_cache_hit_on_rerun_makes_zero_requests(make_model, scripted_server):
+    first = await make_model(cache=True).complete(ASK, Verdict)
+    ledger = UsageLedger()
+    again = await make_model(cache=True, ledger=ledger).complete(ASK, Verdict)
+    assert len(scripted_server.requests) == 1
+    assert again.cached and again.parsed == first.parsed and again.usage.calls == 0
+    assert ledger.total().cache_hits == 1 and ledger.total().calls == 0
+
+
+async def test_cache_key_changes_with_params_and_schema(make_model, scripted_server):
+    model = make_model(cache=True)
+    await model.complete(ASK, Verdict)
+    await model.complete(ASK, Verdict, temperature=0.7)
+    await model.complete(ASK, None)
+    assert len(scripted_server.requests) == 3
+
+
+async def test_failures_are_not_cached(make_model, scripted_server):
+    scripted_server.enqueue(Reply.error(400))
+    assert not (await make_model(cache=True).complete(ASK, Verdict)).ok
+    assert (await make_model(cache=True).complete(ASK, Verdict)).ok
+    assert len(scripted_server.requests) == 2
+
+
+async def test_key_is_sent_but_never_stored(make_model, scripted_server, tmp_path):
+    completion = await make_model(cache=True).complete(ASK, Verdict)
+    assert scripted_server.requests[0].headers["authorization"] == f"Bearer {TEST_KEY}"
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("cache.sqlite3*"))
+    assert stored and TEST_KEY.encode() not in stored
+    assert TEST_KEY not in completion.model_dump_json()
+
+
+async def test_cache_file_is_user_only(make_model, tmp_path):
+    await make_model(cache=True).complete(ASK, Verdict)
+    assert (tmp_path / "cache.sqlite3").stat().st_mode & 0o777 == 0o600
+
+
+async def test_ledger_counts_exact_per_stage(make_model, scripted_server):
+    ledger = UsageLedger()
+    model = make_model(ledger=ledger, reasks=1)
+    scripted_server.enqueue(
+        Reply.malformed(prompt_tokens=100, completion_tokens=10),
+        Reply.schema_valid(prompt_tokens=120, completion_tokens=20),
+        Reply.error(500),
+        Reply.schema_valid(prompt_tokens=50, completion_tokens=5),
+        Reply.malformed(),
+        Reply.malformed(),
+    )
+    await model.complete(ASK, Verdict, stage="decompose")
+    await model.complete(ASK, Verdict, stage="fact")
+    await model.complete(ASK, Verdict, stage="fact")
+    decompose, fact = ledger.stages["decompose"], ledger.stages["fact"]
+    assert (decompose.calls, decompose.prompt_tokens, decompose.completion_tokens) == (2, 220, 30)
+    assert (decompose.reasks, decompose.failures) == (1, 0)
+    assert (fact.completions, fact.calls, fact.retries, fact.reasks, fact.failures) == (2, 4, 1, 1, 1)
+    assert fact.prompt_tokens == 50 + 11 + 11
+    assert ledger.total().calls == 6
+
+
+async def test_one_bad_call_does_not_kill_a_batch(make_model, scripted_server):
+    import asyncio
+
+    scripted_server.when("poison", Reply.error(400))
+    model = make_model(concurrency=2)
+    prompts = [[Message(role="user", content=f"item {i} {'poison' if i == 3 else ''}")] for i in range(6)]
+    results = await asyncio.gather(*(model.complete(p, Verdict) for p in prompts))
+    assert [r.ok for r in results] == [True, True, True, False, True, True]
+
+
+@pytest.mark.parametrize("mode", [StructuredMode.JSON_SCHEMA, StructuredMode.TOOL, StructuredMode.JSON_TEXT])
+async def test_chinese_text_round_trips_in_every_mode(make_model, scripted_server, mode):
+    scripted_server.enqueue(Reply.json({"reasoning": "参考文本明确说明了这一点。", "verdict": "consistent"}))
+    completion = await make_model(mode=mode).complete([Message(role="user", content="答案是否一致？")], Verdict)
+    assert completion.parsed.reasoning == "参考文本明确说明了这一点。"
