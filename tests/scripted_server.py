@@ -57,6 +57,14 @@ class Reply:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         return cls(status=status, headers=headers, **kw)
 
+    @classmethod
+    def first_token_logprobs(cls, top: dict[str, float], **kw: Any) -> Reply:
+        """A one-token reply whose first-token candidates are `top` (token -> log-probability)."""
+        best = max(top, key=top.__getitem__)
+        candidates = [{"token": t, "logprob": lp, "bytes": None} for t, lp in top.items()]
+        logprobs = [{"token": best, "logprob": top[best], "bytes": None, "top_logprobs": candidates}]
+        return cls(content=best, finish_reason="length", logprobs=logprobs, completion_tokens=1, **kw)
+
     def delayed(self, seconds: float) -> Reply:
         self.delay_s = seconds
         return self

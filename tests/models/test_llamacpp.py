@@ -100,3 +100,21 @@ def test_api_only_modes_are_refused(tmp_path):
 
     with pytest.raises(ConfigurationError, match="grammar and json_text"):
         LlamaCppModel(tmp_path / "absent.gguf", ModelOptions(mode=StructuredMode.TOOL))
+
+
+@needs_model
+async def test_label_scores_from_logits_reuse_the_shared_prefix(tiny_model):
+    reference = "Reference: Paris is the capital of France. The Louvre is in Paris. " * 4
+    asks = [
+        [Message(role="user", content=f"{reference}\nStatement: {claim}\nIs it supported? Reply Yes or No.")]
+        for claim in ("Paris is in France.", "The Louvre is in Rome.")
+    ]
+    before = tiny_model.evaluated_tokens
+    first = await tiny_model.score_labels(asks[0], ["Yes", "No"])
+    after_first = tiny_model.evaluated_tokens
+    second = await tiny_model.score_labels(asks[1], ["Yes", "No"])
+    assert first.ok and second.ok, (first.failure, second.failure)
+    assert sum(first.parsed.probabilities.values()) == pytest.approx(1.0)
+    # the second prompt shares the long reference prefix: only its tail is evaluated anew
+    assert after_first - before > first.usage.prompt_tokens / 2
+    assert tiny_model.evaluated_tokens - after_first < second.usage.prompt_tokens / 2

@@ -1,7 +1,16 @@
 """The model layer: one async interface, structured outputs, cache, ledger, backends."""
 
 from ragfacts.models._errors import BackendError, ConfigurationError
-from ragfacts.models._types import Completion, Failure, FailureKind, Message, RawReply, StructuredMode, Usage
+from ragfacts.models._types import (
+    Completion,
+    Failure,
+    FailureKind,
+    LabelScores,
+    Message,
+    RawReply,
+    StructuredMode,
+    Usage,
+)
 from ragfacts.models.base import ChatModel
 from ragfacts.models.cache import ResponseCache
 from ragfacts.models.ledger import StageUsage, UsageLedger
@@ -15,6 +24,7 @@ __all__ = [
     "ConfigurationError",
     "Failure",
     "FailureKind",
+    "LabelScores",
     "Message",
     "ModelOptions",
     "ModelSpec",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Any, Literal
 
@@ -52,6 +53,32 @@ class RawReply(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
+
+
+class LabelScores(BaseModel):
+    """Probabilities of candidate labels as the first token of the reply, renormalised over the labels.
+
+    Reading the verdict's probability instead of its argmax lets a small model be thresholded: the
+    embedded 1.5B model ranks flawed statements lower than faithful ones far more reliably than it
+    says "No" to them.
+    """
+
+    logprobs: dict[str, float | None]  # raw log-probability of each label's first token; None if unseen
+    probabilities: dict[str, float]
+
+    @classmethod
+    def from_logprobs(cls, logprobs: dict[str, float | None]) -> LabelScores:
+        seen = {k: v for k, v in logprobs.items() if v is not None}
+        if not seen:
+            raise ValueError("none of the labels appeared among the reply's first-token candidates")
+        top = max(seen.values())
+        weights = {k: math.exp(v - top) if v is not None else 0.0 for k, v in logprobs.items()}
+        total = sum(weights.values())
+        return cls(logprobs=logprobs, probabilities={k: w / total for k, w in weights.items()})
+
+    @property
+    def best(self) -> str:
+        return max(self.probabilities, key=self.probabilities.__getitem__)
 
 
 class Usage(BaseModel):

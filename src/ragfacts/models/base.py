@@ -6,15 +6,17 @@ import asyncio
 import random
 import time
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ragfacts.models._errors import BackendError
+from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import (
     Completion,
     Failure,
     FailureKind,
+    LabelScores,
     Message,
     RawReply,
     StructuredMode,
@@ -24,6 +26,8 @@ from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions
 from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema
+
+T = TypeVar("T")
 
 _REASK = {
     "en": "Your reply could not be used:\n{errors}\nReply again with one corrected JSON object only.",
@@ -72,6 +76,12 @@ class ChatModel(ABC):
         params: dict[str, Any],
     ) -> RawReply:
         """Send one request; raise BackendError on failure."""
+
+    async def _label_logprobs(
+        self, messages: list[Message], labels: list[str], params: dict[str, Any]
+    ) -> tuple[dict[str, float | None], RawReply]:
+        """Return the first-token log-probability of each label; backends that can, override this."""
+        raise ConfigurationError(f"the {self.backend} backend cannot score labels by log-probability")
 
     def identity(self) -> dict[str, Any]:
         """What identifies this model in a cache key (never a secret)."""
@@ -146,6 +156,80 @@ class ChatModel(ABC):
         self.ledger.record(completion)
         return completion
 
+    async def score_labels(
+        self,
+        messages: list[Message],
+        labels: list[str],
+        *,
+        stage: str = "default",
+        prompt_version: str | None = None,
+    ) -> Completion:
+        """Return a Completion whose `parsed` is the LabelScores of `labels` as the reply's first token.
+
+        One forward pass, no generation; cached and counted like `complete`, never raises for model
+        or transport failures.
+        """
+        params = {k: v for k, v in self._params({}).items() if k != "max_tokens"}
+        base = Completion(
+            backend=self.backend,
+            model=self.model_id,
+            params={**params, "labels": labels},
+            prompt_version=prompt_version,
+            stage=stage,
+        )
+        key = None
+        if self.cache is not None:
+            key = cache_key(
+                {
+                    "v": CACHE_KEY_VERSION,
+                    "kind": "label_scores",
+                    **self.identity(),
+                    "messages": [m.model_dump() for m in messages],
+                    "labels": labels,
+                    "params": params,
+                }
+            )
+            record = self.cache.get(key)
+            if record is not None:
+                hit = base.model_copy(
+                    update={
+                        "text": record["text"],
+                        "parsed": LabelScores.model_validate_json(record["text"]),
+                        "cached": True,
+                        "attempts": 1,
+                    }
+                )
+                self.ledger.record(hit)
+                return hit
+        started = time.perf_counter()
+        usage = Usage()
+        completion = base.model_copy(update={"usage": usage, "attempts": 1})
+        try:
+            logprobs, retries = await self._with_retries(lambda: self._label_logprobs(messages, labels, params), usage)
+            scores = LabelScores.from_logprobs(logprobs)
+            completion = completion.model_copy(
+                update={
+                    "text": scores.model_dump_json(),
+                    "parsed": scores,
+                    "retries": retries,
+                }
+            )
+        except BackendError as error:
+            kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
+            completion.retries = error.retries_used
+            completion.failure = Failure(kind=kind, message=str(error))
+        except ConfigurationError:
+            raise
+        except Exception as error:  # no label among the candidates, or a backend bug: a failure, not a crash
+            completion.failure = Failure(kind=FailureKind.BACKEND, message=f"{type(error).__name__}: {error}")
+        completion.latency_s = time.perf_counter() - started
+        if self.cache is not None and key is not None and completion.ok:
+            self.cache.put(
+                key, backend=self.backend, model=self.model_id, stage=stage, record={"text": completion.text}
+            )
+        self.ledger.record(completion)
+        return completion
+
     def _params(self, overrides: dict[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {
             "temperature": self.options.temperature,
@@ -195,7 +279,9 @@ class ChatModel(ABC):
         failure: Failure | None = None
         for attempt in range(1, self.options.reasks + 2):
             try:
-                reply, used_retries = await self._send_with_retries(conversation, schema_json, name, params, usage)
+                reply, used_retries = await self._with_retries(
+                    lambda c=conversation: self._sent(c, schema_json, name, params), usage
+                )
                 retries += used_retries
             except BackendError as error:
                 retries += getattr(error, "retries_used", 0)
@@ -246,22 +332,14 @@ class ChatModel(ABC):
             ]
         return done.model_copy(update={"failure": failure, "parsed": None})
 
-    async def _send_with_retries(
-        self,
-        messages: list[Message],
-        schema_json: dict[str, Any] | None,
-        name: str,
-        params: dict[str, Any],
-        usage: Usage,
-    ) -> tuple[RawReply, int]:
+    async def _with_retries(self, send: Callable[[], Awaitable[tuple[T, RawReply]]], usage: Usage) -> tuple[T, int]:
+        """Run one request, retrying transient errors with backoff; returns its result and the retries used."""
         for retry in range(self.options.max_retries + 1):
             try:
                 async with self._concurrency_slots():
-                    reply = await self._send(
-                        messages, schema=schema_json, schema_name=name, mode=self.mode, params=params
-                    )
+                    result, reply = await send()
                 usage.add(reply)
-                return reply, retry
+                return result, retry
             except BackendError as error:
                 usage.calls += 1
                 if not error.transient or retry == self.options.max_retries:
@@ -269,6 +347,12 @@ class ChatModel(ABC):
                     raise
                 await asyncio.sleep(self._backoff(retry, error.retry_after))
         raise AssertionError("unreachable")
+
+    async def _sent(
+        self, messages: list[Message], schema: dict[str, Any] | None, name: str, params: dict[str, Any]
+    ) -> tuple[RawReply, RawReply]:
+        reply = await self._send(messages, schema=schema, schema_name=name, mode=self.mode, params=params)
+        return reply, reply
 
     def _concurrency_slots(self) -> asyncio.Semaphore:
         # One semaphore per event loop: a CLI may run several loops over one model's lifetime.

@@ -12,6 +12,7 @@ from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Message, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model
+from ragfacts.models.labels import match_label_logprobs
 from ragfacts.models.options import ModelOptions
 
 DEFAULT_CONTEXT = 8192
@@ -59,6 +60,9 @@ class LlamaCppModel(ChatModel):
         self.n_ctx = n_ctx or int(os.environ.get("RAGFACTS_LOCAL_N_CTX", DEFAULT_CONTEXT))
         self.n_threads = n_threads or os.cpu_count() or 1
         self._llama: Any = None
+        self._formatter: Any = None
+        self.reuse_prefix = True  # keep the KV cache of a prompt prefix shared with the previous request
+        self.evaluated_tokens = 0  # prompt tokens label scoring really evaluated (what prefix reuse saves)
         self._lock = threading.Lock()
 
     @classmethod
@@ -108,8 +112,11 @@ class LlamaCppModel(ChatModel):
         if schema is not None and mode is StructuredMode.GRAMMAR:
             request["response_format"] = {"type": "json_object", "schema": schema}
         with self._lock:
+            llama = self._load()
+            if not self.reuse_prefix:
+                llama.reset()
             try:
-                response = self._load().create_chat_completion(**request)
+                response = llama.create_chat_completion(**request)
             except ValueError as error:  # e.g. the prompt exceeds the context window
                 raise BackendError(f"llama.cpp refused the request: {error}", transient=False) from error
         choice = response["choices"][0]
@@ -120,6 +127,68 @@ class LlamaCppModel(ChatModel):
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
         )
+
+    async def _label_logprobs(
+        self, messages: list[Message], labels: list[str], params: dict[str, Any]
+    ) -> tuple[dict[str, float | None], RawReply]:
+        return await asyncio.to_thread(self._label_logprobs_blocking, messages, labels)
+
+    def _label_logprobs_blocking(
+        self, messages: list[Message], labels: list[str]
+    ) -> tuple[dict[str, float | None], RawReply]:
+        import numpy as np
+
+        with self._lock:
+            llama = self._load()
+            prompt = self._chat_prompt(llama, messages)
+            tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+            if len(tokens) >= self.n_ctx:
+                raise BackendError(
+                    f"the prompt ({len(tokens)} tokens) exceeds the context ({self.n_ctx})", transient=False
+                )
+            evaluated = self._eval_reusing_prefix(llama, tokens)
+            # After eval only the last position has logits (logits_all=False): the first reply token.
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(np.float64)
+            top = np.argsort(logits)[-40:][::-1]
+            shifted = logits - logits.max()
+            log_norm = np.log(np.exp(shifted).sum())
+            candidates = [
+                (llama.detokenize([int(i)]).decode("utf-8", errors="ignore"), float(shifted[i] - log_norm)) for i in top
+            ]
+        self.evaluated_tokens += evaluated
+        reply = RawReply(text="", prompt_tokens=len(tokens), completion_tokens=0)
+        return match_label_logprobs(labels, candidates), reply
+
+    def _chat_prompt(self, llama: Any, messages: list[Message]) -> str:
+        """Render messages with the GGUF's own chat template, ending where the assistant's reply starts."""
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = llama.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise ConfigurationError(f"{self.model_path.name} has no chat template in its metadata")
+            eos, bos = llama.token_eos(), llama.token_bos()
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+            )
+        return self._formatter(messages=[m.model_dump() for m in messages]).prompt
+
+    def _eval_reusing_prefix(self, llama: Any, tokens: list[int]) -> int:
+        """Evaluate `tokens`, keeping the KV cache of the prefix shared with the previous request.
+
+        Per-segment calls repeat the same reference, so most of each prompt is already evaluated.
+        Returns how many tokens were evaluated anew (what the call really cost).
+        """
+        previous = llama.input_ids[: llama.n_tokens].tolist() if self.reuse_prefix else []
+        shared = 0
+        limit = min(len(previous), len(tokens) - 1)  # always evaluate at least one token for fresh logits
+        while shared < limit and previous[shared] == tokens[shared]:
+            shared += 1
+        llama.n_tokens = shared
+        llama.eval(tokens[shared:])
+        return len(tokens) - shared
 
     async def aclose(self) -> None:
         if self._llama is not None:

@@ -9,6 +9,7 @@ import openai
 from ragfacts.models._errors import BackendError
 from ragfacts.models._types import Message, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
+from ragfacts.models.labels import match_label_logprobs
 from ragfacts.models.options import ModelOptions
 from ragfacts.models.structured import strict_schema
 
@@ -74,18 +75,7 @@ class OpenAICompatibleModel(ChatModel):
                 }
             ]
             request["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
-        try:
-            response = await self._client.chat.completions.create(**request)
-        except openai.APIStatusError as error:
-            status = error.status_code
-            raise BackendError(
-                f"HTTP {status}: {_short(error.message)}",
-                transient=status in (408, 409, 429) or status >= 500,
-                retry_after=_retry_after(error.response.headers.get("retry-after")),
-                status=status,
-            ) from error
-        except (openai.APITimeoutError, openai.APIConnectionError) as error:
-            raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
+        response = await self._create(request)
         if not response.choices:
             raise BackendError("the server returned no choices", transient=True)
         choice = response.choices[0]
@@ -100,6 +90,51 @@ class OpenAICompatibleModel(ChatModel):
             completion_tokens=usage.completion_tokens if usage else 0,
             logprobs=_logprobs(choice),
         )
+
+    async def _label_logprobs(
+        self, messages: list[Message], labels: list[str], params: dict[str, Any]
+    ) -> tuple[dict[str, float | None], RawReply]:
+        request = {
+            "model": self.model_id,
+            "messages": [m.model_dump() for m in messages],
+            **params,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": 20,
+        }
+        response = await self._create(request)
+        if not response.choices:
+            raise BackendError("the server returned no choices", transient=True)
+        choice = response.choices[0]
+        tokens = _logprobs(choice)
+        if not tokens:
+            raise BackendError("the server returned no log-probabilities (unsupported by this model?)", transient=False)
+        candidates = [(t["token"], t["logprob"]) for t in tokens[0]["top"]] or [
+            (tokens[0]["token"], tokens[0]["logprob"])
+        ]
+        usage = response.usage
+        reply = RawReply(
+            text=choice.message.content or "",
+            finish_reason=choice.finish_reason,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+        )
+        return match_label_logprobs(labels, candidates), reply
+
+    async def _create(self, request: dict[str, Any]) -> Any:
+        """One chat-completions request, with errors sorted into transient and permanent."""
+        try:
+            return await self._client.chat.completions.create(**request)
+        except openai.APIStatusError as error:
+            status = error.status_code
+            raise BackendError(
+                f"HTTP {status}: {_short(error.message)}",
+                transient=status in (408, 409, 429) or status >= 500,
+                retry_after=_retry_after(error.response.headers.get("retry-after")),
+                status=status,
+            ) from error
+        except (openai.APITimeoutError, openai.APIConnectionError) as error:
+            raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
 
     async def aclose(self) -> None:
         await self._client.close()
