@@ -1,0 +1,277 @@
+"""Facts as a Function (FaaF): a passage's facts verified in one structured call, one enum field per fact.
+
+The fact sheet is a pydantic model built at run time: field `fact_i` has the fact as its title and the
+instruction as its description; with citations, a `citation_i` field asking for the supporting excerpt
+comes first, so the model looks for evidence before it judges. In the three-way variant the parser maps
+"Not clear from the given passage" to False and keeps the raw value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, computed_field, create_model, model_validator
+
+from ragfacts.methods.facts import GeneratedFacts, generate_facts
+from ragfacts.methods.prompt_tf import Parsing, verify_facts_by_prompt
+from ragfacts.methods.verdicts import FactVerdict, Verification
+from ragfacts.models import ChatModel, Completion, Message
+from ragfacts.prompts import load_prompt
+from ragfacts.text import delimit, detect_lang, normalise, quote_found
+
+__all__ = [
+    "FALSE",
+    "NOT_CLEAR",
+    "TRUE",
+    "FactSheet",
+    "FactVerdict",
+    "GeneratedFacts",
+    "RecallResult",
+    "Verification",
+    "default_chunk_size",
+    "faaf_method_name",
+    "fact_sheet_model",
+    "generate_facts",
+    "recall",
+    "verify_facts",
+]
+
+TRUE = "True"
+FALSE = "False"
+NOT_CLEAR = "Not clear from the given passage"
+Mode = Literal["tf", "tfn"]
+Method = Literal["faaf", "prompt"]
+STAGE = "faaf"
+# Small local models lose track of long fact sheets; two facts per call kept them on task.
+LOCAL_CHUNK_SIZE = 2
+
+_VALUES: dict[str, tuple[str, ...]] = {"tf": (TRUE, FALSE), "tfn": (TRUE, FALSE, NOT_CLEAR)}
+_TYPES: dict[str, Any] = {
+    "tf": Literal["True", "False"],
+    "tfn": Literal["True", "False", "Not clear from the given passage"],
+}
+_KEY = re.compile(r"^\s*(fact|citation)[\s_\-]*(\d+)\s*$", re.IGNORECASE)
+
+
+class FactSheet(BaseModel):
+    """Base of every generated fact sheet: tolerant of key spellings, value casing and one wrapper level."""
+
+    fact_fields: ClassVar[dict[str, str]] = {}  # normalised fact text -> field name
+    allowed_values: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise_reply(cls, data: Any) -> Any:
+        data = _unwrap(data, cls)
+        if not isinstance(data, dict):
+            return data
+        cleaned: dict[str, Any] = {}
+        for key, value in data.items():
+            name = _field_name(str(key), cls)
+            if name.startswith("fact_"):
+                value = _verdict_value(value, cls.allowed_values)
+            cleaned.setdefault(name, value)
+        return cleaned
+
+
+def fact_sheet_model(
+    facts: Sequence[str], mode: Mode = "tfn", citations: bool = False, lang: str = "en"
+) -> type[FactSheet]:
+    """Return a FactSheet subclass with one verdict field per fact (and a citation field before each)."""
+    if mode not in _VALUES:
+        raise ValueError(f"unknown FaaF mode {mode!r}: use 'tf' or 'tfn'")
+    verdict_doc = load_prompt(f"verify_facts_{mode}", lang).render().strip()
+    citation_doc = load_prompt("verify_facts_citation", lang)
+    fields: dict[str, Any] = {}
+    for index, fact in enumerate(facts):
+        if citations:
+            fields[f"citation_{index}"] = (str, Field(description=citation_doc.render(field=f"fact_{index}").strip()))
+        fields[f"fact_{index}"] = (_TYPES[mode], Field(title=fact, description=verdict_doc))
+    sheet: type[FactSheet] = create_model("FactChecker", __base__=FactSheet, **fields)
+    sheet.fact_fields = {normalise(fact): f"fact_{index}" for index, fact in enumerate(facts)}
+    sheet.allowed_values = _VALUES[mode]
+    return sheet
+
+
+def default_chunk_size(model: ChatModel) -> int | None:
+    """Facts per call that suit this model: a few for in-process models, all at once for APIs."""
+    return LOCAL_CHUNK_SIZE if model.backend == "local" else None
+
+
+def faaf_method_name(mode: Mode, citations: bool) -> str:
+    """The paper's name for a configuration, e.g. "faaf-tfn+citation"."""
+    return f"faaf-{mode}" + ("+citation" if citations else "")
+
+
+async def verify_facts(
+    model: ChatModel,
+    facts: Sequence[str],
+    passage: str,
+    mode: Mode = "tfn",
+    citations: bool = False,
+    chunk_size: int | None = None,
+    lang: str | None = None,
+) -> Verification:
+    """Verify `facts` against `passage` in one call per chunk of `chunk_size` facts (None: one call for all)."""
+    if mode not in _VALUES:
+        raise ValueError(f"unknown FaaF mode {mode!r}: use 'tf' or 'tfn'")
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError("chunk_size must be at least 1 (or None for one call per passage)")
+    facts = list(facts)
+    lang = lang or detect_lang(f"{passage} {' '.join(facts)}")
+    size = chunk_size or max(len(facts), 1)
+    starts = range(0, len(facts), size)
+    outcomes = await asyncio.gather(
+        *(_verify_chunk(model, facts[start : start + size], start, passage, mode, citations, lang) for start in starts)
+    )
+    result = Verification(
+        method=faaf_method_name(mode, citations),
+        lang=lang,
+        config={"mode": mode, "citations": citations, "chunk_size": chunk_size},
+    )
+    for verdicts, completion in outcomes:
+        result.verdicts.extend(verdicts)
+        result.completions.append(completion.record())
+        if completion.failure is not None:
+            result.failures.append(completion.failure)
+    return result
+
+
+async def _verify_chunk(
+    model: ChatModel, chunk: list[str], offset: int, passage: str, mode: Mode, citations: bool, lang: str
+) -> tuple[list[FactVerdict], Completion]:
+    sheet = fact_sheet_model(chunk, mode, citations, lang)
+    template = load_prompt("verify_facts", lang)
+    field_prompts = [load_prompt(f"verify_facts_{mode}", lang).id]
+    if citations:
+        field_prompts.append(load_prompt("verify_facts_citation", lang).id)
+    completion = await model.complete(
+        [Message(role="user", content=template.render(passage=delimit("passage", passage)))],
+        sheet,
+        stage=STAGE,
+        prompt_version="+".join([template.id, *field_prompts]),
+        lang=lang,
+    )
+    if not completion.ok:
+        message = completion.failure.message if completion.failure else "no reply"
+        verdicts = [
+            FactVerdict(index=offset + i, fact=fact, unscored="failed", failure=message) for i, fact in enumerate(chunk)
+        ]
+        return verdicts, completion
+    verdicts = []
+    for i, fact in enumerate(chunk):
+        raw = getattr(completion.parsed, f"fact_{i}")
+        citation = getattr(completion.parsed, f"citation_{i}") if citations else None
+        verdicts.append(
+            FactVerdict(
+                index=offset + i,
+                fact=fact,
+                verdict=raw == TRUE,  # "False" and "Not clear from the given passage" both reject the fact
+                raw=raw,
+                citation=citation,
+                citation_match=quote_found(citation, passage) if citation else None,
+            )
+        )
+    return verdicts, completion
+
+
+class RecallResult(BaseModel):
+    """Factual recall of one answer: the facts (given or generated), their verification, the score."""
+
+    question: str | None = None
+    ground_truth: str | None = None
+    answer: str
+    facts: list[str]
+    fact_generation: GeneratedFacts | None = None
+    verification: Verification
+
+    @computed_field
+    @property
+    def recall(self) -> float | None:
+        return self.verification.recall
+
+    @property
+    def ok(self) -> bool:
+        generated_ok = self.fact_generation is None or self.fact_generation.ok
+        return generated_ok and self.verification.ok
+
+
+async def recall(
+    model: ChatModel,
+    question: str | None,
+    ground_truth: str | None,
+    answer: str,
+    *,
+    facts: Sequence[str] | None = None,
+    method: Method = "faaf",
+    mode: Mode = "tfn",
+    citations: bool = False,
+    chunk_size: int | None = None,
+    parsing: Parsing = "faithful",
+    lang: str | None = None,
+) -> RecallResult:
+    """Return how many facts of `ground_truth` (or the given `facts`) `answer` recalls.
+
+    `method="prompt"` uses the one-call-per-fact baseline (with `parsing`); FaaF uses `mode`,
+    `citations` and `chunk_size`. A failed fact generation gives a result with no facts and its failure.
+    """
+    generation: GeneratedFacts | None = None
+    if facts is None:
+        if ground_truth is None:
+            raise ValueError("recall needs either facts or a ground truth to generate them from")
+        generation = await generate_facts(model, question, ground_truth, lang)
+        facts = generation.facts
+    facts = list(facts)
+    if method == "prompt":
+        verification = await verify_facts_by_prompt(model, facts, answer, parsing=parsing, lang=lang)
+    elif method == "faaf":
+        verification = await verify_facts(model, facts, answer, mode, citations, chunk_size, lang)
+    else:
+        raise ValueError(f"unknown recall method {method!r}: use 'faaf' or 'prompt'")
+    return RecallResult(
+        question=question,
+        ground_truth=ground_truth,
+        answer=answer,
+        facts=facts,
+        fact_generation=generation,
+        verification=verification,
+    )
+
+
+def _unwrap(data: Any, sheet: type[FactSheet]) -> Any:
+    """Take the object out of a one-item list or a single wrapper key such as {"FactChecker": {...}}."""
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    if isinstance(data, dict) and len(data) == 1:
+        ((key, inner),) = data.items()
+        if isinstance(inner, dict) and _field_name(str(key), sheet) not in sheet.model_fields:
+            return inner
+    return data
+
+
+def _field_name(key: str, sheet: type[FactSheet]) -> str:
+    """Map "fact 0", "Fact_0", "fact0", "FACT-0" (or the fact's own text) to the field name "fact_0"."""
+    if key in sheet.model_fields:
+        return key
+    match = _KEY.match(key)
+    if match:
+        return f"{match.group(1).lower()}_{int(match.group(2))}"
+    return sheet.fact_fields.get(normalise(key), key)
+
+
+def _verdict_value(value: Any, allowed: tuple[str, ...]) -> Any:
+    """Canonical spelling of a verdict (true -> "True", "not clear" -> the three-way value); else unchanged."""
+    if isinstance(value, bool):
+        return TRUE if value else FALSE
+    if not isinstance(value, str):
+        return value
+    folded = value.strip().strip(".\"'").casefold()
+    for option in allowed:
+        if folded == option.casefold():
+            return option
+    if NOT_CLEAR in allowed and folded.startswith("not clear"):
+        return NOT_CLEAR
+    return value
