@@ -1,0 +1,50 @@
+"""What a precision check takes: the item (reference, answer, question) and the options (strategy, ablations)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragfacts.text import detect_lang
+
+Strategy = Literal["paper", "holistic_then_localise"]
+DecompositionMethod = Literal["logic_preserving", "conventional"]
+
+
+class CheckItem(BaseModel):
+    """One answer to check against its reference; `meta` keeps a dataset's other columns (labels, ...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str | None = None
+    question: str | None = None
+    reference: str
+    answer: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckOptions(BaseModel):
+    """How to check: the strategy, and the paper's ablations (Tables 6-8) as switches.
+
+    The defaults are the paper's L-Face4RAG: logic-preserving decomposition, chain-of-thought prompts,
+    both the fact and the logic stage.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strategy: Strategy = Field(
+        "paper",
+        description="paper: decompose, then fact and logic stages per segment; holistic_then_localise: one "
+        "whole-answer judgement, and the paper's pipeline only to localise and type errors when it fails",
+    )
+    decomposition: DecompositionMethod = Field(
+        "logic_preserving", description="conventional = one atomic statement per fact, as in RAGAS (ablation A.D.)"
+    )
+    chain_of_thought: bool = Field(True, description="False = direct verdicts without reasoning fields (w/o COT)")
+    logic_stage: bool = Field(True, description="False = fact stage only (w/o logi. eval)")
+    lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
+
+    def resolve_lang(self, answer: str) -> str:
+        """The prompt language for this answer: the option, else the answer's language."""
+        return detect_lang(answer) if self.lang == "auto" else self.lang

@@ -1,0 +1,230 @@
+"""What a precision check returns: the answer's label, per segment both verdicts, quotes, error types, usage.
+
+A failed model call is part of the result (with its reason and the raw reply), never a missing field.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, Field, computed_field
+
+from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.schemas import LogicalStructure, Verdict
+from ragfacts.models import Completion, Failure, FailureKind
+from ragfacts.typology import ErrorType
+
+QuoteMatch = Literal["exact", "normalised", "not_found"]
+
+
+class AnswerLabel(str, Enum):
+    """An answer's (or a segment's) outcome; "unscored" when failures leave it undecided."""
+
+    CONSISTENT = "consistent"
+    INCONSISTENT = "inconsistent"
+    UNSCORED = "unscored"
+
+
+class QuoteCheck(BaseModel):
+    """A passage the model says it copied from the reference, and whether it is really there."""
+
+    text: str
+    match: QuoteMatch
+
+    @computed_field
+    @property
+    def verified(self) -> bool:
+        return self.match != "not_found"
+
+
+class CallRecord(BaseModel):
+    """Provenance of one model call: prompt version, cost, the raw reply and any failure."""
+
+    stage: str
+    prompt_version: str | None = None
+    cached: bool = False
+    attempts: int = 0
+    retries: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    text: str | None = None
+    failure: Failure | None = None
+
+    @classmethod
+    def of(cls, completion: Completion) -> CallRecord:
+        return cls(
+            stage=completion.stage,
+            prompt_version=completion.prompt_version,
+            cached=completion.cached,
+            attempts=completion.attempts,
+            retries=completion.retries,
+            calls=completion.usage.calls,
+            prompt_tokens=completion.usage.prompt_tokens,
+            completion_tokens=completion.usage.completion_tokens,
+            latency_s=completion.latency_s,
+            text=completion.text,
+            failure=completion.failure,
+        )
+
+
+class StageResult(BaseModel):
+    """One stage's outcome for one segment; `verdict` is None when the call failed."""
+
+    verdict: Verdict | None = None
+    error_type: ErrorType | None = None
+    explanation: str = ""
+    call: CallRecord
+
+    @property
+    def failed(self) -> bool:
+        return self.call.failure is not None
+
+    def quotes(self) -> list[QuoteCheck]:
+        return []
+
+
+class PointResult(BaseModel):
+    """One informational point: its reference quote (verified), the check, its verdict."""
+
+    point: str
+    quote: QuoteCheck | None
+    check: str
+    verdict: Verdict
+
+
+class FactResult(StageResult):
+    """The fact-consistency stage of one segment.
+
+    `verdict` is "consistent" only if the model said so and every point is consistent (§4.2 step 3);
+    `model_verdict` keeps what the model wrote when the two disagree.
+    """
+
+    stage: Literal["fact"] = "fact"
+    model_verdict: Verdict | None = None
+    points: list[PointResult] = []
+
+    def quotes(self) -> list[QuoteCheck]:
+        return [p.quote for p in self.points if p.quote is not None]
+
+
+class LogicResult(StageResult):
+    """The logic-consistency stage of one segment (Figure 5)."""
+
+    stage: Literal["logic"] = "logic"
+    reference_context: QuoteCheck | None = None
+    segment_structure: LogicalStructure | None = None
+    reference_structure: LogicalStructure | None = None
+
+    def quotes(self) -> list[QuoteCheck]:
+        return [self.reference_context] if self.reference_context is not None else []
+
+
+class HolisticResult(StageResult):
+    """The whole-answer judgement of the holistic_then_localise strategy."""
+
+    stage: Literal["holistic"] = "holistic"
+    problems: list[str] = []
+
+
+class SegmentResult(BaseModel):
+    """One segment of the answer: both stages, its own label and the error types of its failing stages."""
+
+    index: int
+    text: str
+    fact: FactResult
+    logic: LogicResult | None = None
+    label: AnswerLabel
+
+    def stages(self) -> list[StageResult]:
+        return [self.fact] if self.logic is None else [self.fact, self.logic]
+
+    @computed_field
+    @property
+    def error_types(self) -> list[ErrorType]:
+        found = [s.error_type for s in self.stages() if s.verdict == "inconsistent" and s.error_type is not None]
+        return list(dict.fromkeys(found))
+
+
+class StageFailure(BaseModel):
+    """A failed model call, where it happened and why."""
+
+    stage: str
+    segment: int | None = None
+    kind: FailureKind
+    message: str
+
+
+class ResultUsage(BaseModel):
+    """What one answer cost."""
+
+    completions: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    latency_s: float = 0.0
+
+    @classmethod
+    def of(cls, records: list[CallRecord]) -> ResultUsage:
+        return cls(
+            completions=len(records),
+            calls=sum(r.calls for r in records),
+            prompt_tokens=sum(r.prompt_tokens for r in records),
+            completion_tokens=sum(r.completion_tokens for r in records),
+            cache_hits=sum(r.cached for r in records),
+            latency_s=round(sum(r.latency_s for r in records), 3),
+        )
+
+
+class CheckResult(BaseModel):
+    """The precision check of one answer."""
+
+    id: str | None = None
+    label: AnswerLabel
+    reason: str | None = None
+    lang: str
+    model: str = ""
+    options: CheckOptions
+    holistic: HolisticResult | None = None
+    decomposition: CallRecord | None = None
+    segments: list[SegmentResult] = []
+    usage: ResultUsage = Field(default_factory=ResultUsage)
+
+    def calls(self) -> list[tuple[CallRecord, int | None]]:
+        """Every model call of this check, with the segment it belongs to."""
+        found: list[tuple[CallRecord, int | None]] = []
+        if self.holistic is not None:
+            found.append((self.holistic.call, None))
+        if self.decomposition is not None:
+            found.append((self.decomposition, None))
+        found += [(stage.call, segment.index) for segment in self.segments for stage in segment.stages()]
+        return found
+
+    @computed_field
+    @property
+    def error_types(self) -> list[ErrorType]:
+        return list(dict.fromkeys(t for segment in self.segments for t in segment.error_types))
+
+    @computed_field
+    @property
+    def failures(self) -> list[StageFailure]:
+        return [
+            StageFailure(stage=call.stage, segment=segment, kind=call.failure.kind, message=call.failure.message)
+            for call, segment in self.calls()
+            if call.failure is not None
+        ]
+
+    @computed_field
+    @property
+    def failure_count(self) -> int:
+        return sum(call.failure is not None for call, _ in self.calls())
+
+    @computed_field
+    @property
+    def unverified_quotes(self) -> int:
+        return sum(
+            not quote.verified for segment in self.segments for stage in segment.stages() for quote in stage.quotes()
+        )

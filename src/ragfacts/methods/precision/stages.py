@@ -1,0 +1,83 @@
+"""The two per-segment stages of §4.2 (fact consistency, logic consistency) and quote verification."""
+
+from __future__ import annotations
+
+import re
+
+from ragfacts.methods.precision.prompting import ask
+from ragfacts.methods.precision.results import CallRecord, FactResult, LogicResult, PointResult, QuoteCheck
+from ragfacts.methods.precision.schemas import FactCheck, FactVerdict, LogicCheck, LogicVerdict
+from ragfacts.models import ChatModel
+from ragfacts.text import quote_found
+
+# The prompts ask for " … " between separate passages; models also write "..." or "……".
+_GAP = re.compile(r"\s*(?:…+|\.{3,})\s*")
+
+
+def verify_quote(quote: str, reference: str) -> QuoteCheck | None:
+    """Check a quote against the reference; None when the model quoted nothing (no passage found).
+
+    A quote of several passages is verified part by part; it counts as found only if every part is.
+    """
+    text = quote.strip()
+    whole = quote_found(text, reference) if text else None
+    if whole is not None:
+        return QuoteCheck(text=text, match=whole)
+    parts = [part for part in _GAP.split(text) if part.strip()]
+    if not parts:
+        return None
+    matches = [quote_found(part, reference) for part in parts]
+    if None in matches:
+        return QuoteCheck(text=text, match="not_found")
+    return QuoteCheck(text=text, match="exact" if set(matches) == {"exact"} else "normalised")
+
+
+async def check_fact(
+    model: ChatModel, reference: str, segment: str, *, question: str | None, lang: str, chain_of_thought: bool
+) -> FactResult:
+    """Return the fact-consistency verdict of one segment: points, located quotes, per-point checks."""
+    prompt, schema = ("fact_consistency", FactCheck) if chain_of_thought else ("fact_consistency_direct", FactVerdict)
+    completion = await ask(model, prompt, schema, lang, question=question, reference=reference, segment=segment)
+    call = CallRecord.of(completion)
+    if not completion.ok:
+        return FactResult(call=call)
+    reply: FactCheck | FactVerdict = completion.parsed
+    points = [
+        PointResult(point=p.point, quote=verify_quote(p.reference_quote, reference), check=p.check, verdict=p.verdict)
+        for p in (reply.points if isinstance(reply, FactCheck) else [])
+    ]
+    failing = [p for p in points if p.verdict == "inconsistent"]
+    verdict = "consistent" if reply.verdict == "consistent" and not failing else "inconsistent"
+    return FactResult(
+        verdict=verdict,
+        model_verdict=reply.verdict,
+        error_type=reply.error_type if verdict == "inconsistent" else None,
+        explanation="\n".join(f"{p.point} — {p.check}" for p in failing or points),
+        points=points,
+        call=call,
+    )
+
+
+async def check_logic(
+    model: ChatModel, reference: str, segment: str, *, question: str | None, lang: str, chain_of_thought: bool
+) -> LogicResult:
+    """Return the logic-consistency verdict of one segment: context, both logical structures, comparison."""
+    prompt, schema = (
+        ("logic_consistency", LogicCheck) if chain_of_thought else ("logic_consistency_direct", LogicVerdict)
+    )
+    completion = await ask(model, prompt, schema, lang, question=question, reference=reference, segment=segment)
+    call = CallRecord.of(completion)
+    if not completion.ok:
+        return LogicResult(call=call)
+    reply: LogicCheck | LogicVerdict = completion.parsed
+    result = LogicResult(
+        verdict=reply.verdict,
+        error_type=reply.error_type if reply.verdict == "inconsistent" else None,
+        call=call,
+    )
+    if isinstance(reply, LogicCheck):
+        result.explanation = reply.comparison
+        result.reference_context = verify_quote(reply.reference_context, reference)
+        result.segment_structure = reply.segment_structure
+        result.reference_structure = reply.reference_structure
+    return result

@@ -1,0 +1,121 @@
+"""Strategies: how the stages are put together for one answer. "paper" is L-Face4RAG as published.
+
+A strategy is an async function (model, item, options, lang) -> CheckResult, registered in STRATEGIES under
+its `CheckOptions.strategy` name; strategies share the decomposition, the stages and the aggregation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from ragfacts.methods.precision.aggregate import answer_label, segment_label
+from ragfacts.methods.precision.decompose import decompose_answer
+from ragfacts.methods.precision.options import CheckItem, CheckOptions, Strategy
+from ragfacts.methods.precision.prompting import ask
+from ragfacts.methods.precision.results import (
+    AnswerLabel,
+    CallRecord,
+    CheckResult,
+    HolisticResult,
+    ResultUsage,
+    SegmentResult,
+)
+from ragfacts.methods.precision.schemas import HolisticJudgement, HolisticVerdict
+from ragfacts.methods.precision.stages import check_fact, check_logic
+from ragfacts.models import ChatModel
+
+StrategyRunner = Callable[[ChatModel, CheckItem, CheckOptions, str], Awaitable[CheckResult]]
+
+
+async def check_segment(
+    model: ChatModel, item: CheckItem, index: int, text: str, options: CheckOptions, lang: str
+) -> SegmentResult:
+    """Run the fact stage and, unless ablated, the logic stage on one segment (concurrently)."""
+    kwargs = {"question": item.question, "lang": lang, "chain_of_thought": options.chain_of_thought}
+    fact_call = check_fact(model, item.reference, text, **kwargs)
+    if not options.logic_stage:
+        fact = await fact_call
+        return SegmentResult(index=index, text=text, fact=fact, label=segment_label([fact]))
+    fact, logic = await asyncio.gather(fact_call, check_logic(model, item.reference, text, **kwargs))
+    return SegmentResult(index=index, text=text, fact=fact, logic=logic, label=segment_label([fact, logic]))
+
+
+async def localise(
+    model: ChatModel, item: CheckItem, options: CheckOptions, lang: str
+) -> tuple[CallRecord, list[SegmentResult]]:
+    """Decompose the answer and check every segment; no segments when the decomposition failed."""
+    segments, record = await decompose_answer(
+        model, item.answer, question=item.question, lang=lang, method=options.decomposition
+    )
+    checked = await asyncio.gather(
+        *(check_segment(model, item, index, text, options, lang) for index, text in enumerate(segments))
+    )
+    return record, list(checked)
+
+
+async def run_paper(model: ChatModel, item: CheckItem, options: CheckOptions, lang: str) -> CheckResult:
+    """L-Face4RAG: 1 decomposition call, then 2 calls per segment (1 with the logic stage ablated)."""
+    result = _unscored(model, item, options, lang)
+    result.decomposition, result.segments = await localise(model, item, options, lang)
+    if result.decomposition.failure is not None:
+        result.reason = f"the decomposition failed ({_describe(result.decomposition)})"
+    else:
+        result.label, result.reason = answer_label(result.segments)
+    return _counted(result)
+
+
+async def run_holistic_then_localise(
+    model: ChatModel, item: CheckItem, options: CheckOptions, lang: str
+) -> CheckResult:
+    """One whole-answer judgement decides the label; the paper's pipeline only runs to localise a failure.
+
+    Meant for small models, whose holistic judgements may be more reliable than their per-segment ones: a
+    consistent answer costs one call, an inconsistent one gets segments and error types as in "paper".
+    """
+    cot = options.chain_of_thought
+    prompt, schema = ("holistic", HolisticJudgement) if cot else ("holistic_direct", HolisticVerdict)
+    completion = await ask(
+        model, prompt, schema, lang, question=item.question, reference=item.reference, answer=item.answer
+    )
+    result = _unscored(model, item, options, lang)
+    result.holistic = holistic = HolisticResult(call=CallRecord.of(completion))
+    if not completion.ok:
+        result.reason = f"the holistic judgement failed ({_describe(holistic.call)})"
+        return _counted(result)
+    reply: HolisticJudgement | HolisticVerdict = completion.parsed
+    holistic.verdict = reply.verdict
+    if isinstance(reply, HolisticJudgement):
+        holistic.problems = reply.problems
+        holistic.explanation = "\n".join(reply.problems)
+    if reply.verdict == "consistent":
+        result.label = AnswerLabel.CONSISTENT
+        return _counted(result)
+    result.label = AnswerLabel.INCONSISTENT
+    result.decomposition, result.segments = await localise(model, item, options, lang)
+    if result.decomposition.failure is not None:
+        result.reason = f"judged inconsistent as a whole; localising failed ({_describe(result.decomposition)})"
+    elif answer_label(result.segments)[0] is not AnswerLabel.INCONSISTENT:
+        result.reason = "judged inconsistent as a whole; no segment was found inconsistent"
+    return _counted(result)
+
+
+STRATEGIES: dict[Strategy, StrategyRunner] = {
+    "paper": run_paper,
+    "holistic_then_localise": run_holistic_then_localise,
+}
+
+
+def _unscored(model: ChatModel, item: CheckItem, options: CheckOptions, lang: str) -> CheckResult:
+    """A result to fill in; it stays unscored unless a strategy decides otherwise."""
+    return CheckResult(id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options)
+
+
+def _counted(result: CheckResult) -> CheckResult:
+    result.usage = ResultUsage.of([call for call, _ in result.calls()])
+    return result
+
+
+def _describe(record: CallRecord) -> str:
+    assert record.failure is not None
+    return f"{record.failure.kind.value}: {record.failure.message}"

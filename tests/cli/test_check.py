@@ -1,0 +1,198 @@
+"""`ragfacts check`: one pair and dataset modes, through the CLI runner against the scripted server."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragfacts.cli import app
+from ragfacts.datasets.face4rag import OFFICIAL_OUTPUT_COLUMNS
+from ragfacts.text import delimit
+from tests.conftest import TEST_KEY
+from tests.methods.test_lface4rag import REFERENCE, SEG1, SEG2, decomposition, names
+from tests.scripted_server import Reply, ScriptedServer
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    return scripted_server
+
+
+def invoke(server: ScriptedServer, *args: str):
+    return runner.invoke(app, ["--model", "openai:scripted", "--base-url", server.base_url, *args])
+
+
+def inconsistent_everywhere(server: ScriptedServer) -> None:
+    server.when("<segment>", Reply.schema_valid(overrides={"verdict": "inconsistent", "error_type": "KInve."}))
+
+
+def test_one_pair_prints_the_result_json_on_stdout_and_the_segments_on_stderr(server):
+    server.enqueue(decomposition(SEG1))
+    result = invoke(server, "--json", "check", "--reference", REFERENCE, "--answer", SEG1, "--question", "Where?")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["label"] == "consistent" and data["segments"][0]["text"] == SEG1
+    assert data["usage"]["completions"] == 3
+    assert "CONSISTENT" in result.stderr and "Usage ledger" in result.stderr
+    assert delimit("question", "Where?") in server.requests[0].prompt
+
+
+def test_one_pair_reads_texts_from_at_files(server, tmp_path):
+    (tmp_path / "ref.txt").write_text(REFERENCE, encoding="utf-8")
+    (tmp_path / "answer.txt").write_text(SEG1, encoding="utf-8")
+    server.enqueue(decomposition(SEG1))
+    result = invoke(server, "check", "-r", f"@{tmp_path / 'ref.txt'}", "-a", f"@{tmp_path / 'answer.txt'}")
+    assert result.exit_code == 0, result.output
+    assert delimit("answer", SEG1) in server.requests[0].prompt
+    assert delimit("reference", REFERENCE) in server.requests[1].prompt
+
+
+def test_the_human_view_shows_error_types_and_explanations(server):
+    server.enqueue(decomposition(SEG1))
+    inconsistent_everywhere(server)
+    result = invoke(server, "check", "--reference", REFERENCE, "--answer", SEG1)
+    assert result.exit_code == 0
+    assert "INCONSISTENT" in result.stderr and "KInve." in result.stderr
+
+
+def test_the_gate_exits_1_on_an_inconsistent_answer(server):
+    server.enqueue(decomposition(SEG1))
+    inconsistent_everywhere(server)
+    result = invoke(server, "check", "-r", REFERENCE, "-a", SEG1, "--fail-on-inconsistent")
+    assert result.exit_code == 1
+
+
+def test_the_gate_passes_a_consistent_answer(server):
+    server.enqueue(decomposition(SEG1))
+    assert invoke(server, "check", "-r", REFERENCE, "-a", SEG1, "--fail-on-inconsistent").exit_code == 0
+
+
+def test_the_gate_does_not_pass_an_unscored_answer(server):
+    server.enqueue(Reply.malformed(), Reply.malformed(), Reply.malformed())
+    result = invoke(server, "--json", "check", "-r", REFERENCE, "-a", SEG1, "--fail-on-inconsistent")
+    assert result.exit_code == 1 and json.loads(result.stdout)["label"] == "unscored"
+
+
+def test_ablation_flags_reach_the_pipeline(server):
+    server.enqueue(decomposition(SEG1, SEG2))
+    result = invoke(server, "check", "-r", REFERENCE, "-a", f"{SEG1} {SEG2}", "--no-logic", "--no-cot")
+    assert result.exit_code == 0, result.output
+    assert names(server.requests) == ["Decomposition", "FactVerdict", "FactVerdict"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--reference", REFERENCE], "give --reference and --answer"),
+        (["-r", REFERENCE, "-a", "@/nonexistent/answer.txt"], "no such file"),
+        (["-r", "  ", "-a", SEG1], "--reference is empty"),
+        (["-r", REFERENCE, "-a", SEG1, "-o", "out.jsonl"], "are for a dataset file"),
+        (["-r", REFERENCE, "-a", SEG1, "--strategy", "nope"], "nope"),
+    ],
+)
+def test_bad_one_pair_usage_exits_2_without_calling_the_model(server, args, message):
+    result = invoke(server, "check", *args)
+    assert result.exit_code == 2 and message in result.output
+    assert server.requests == []
+
+
+def dataset(path: Path, ids: list[str]) -> Path:
+    rows = [{"question": f"q{i}", "ref": REFERENCE, "answer": f"answer {i}", "id": i} for i in ids]
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["question", "ref", "answer", "id"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def segments_for(server: ScriptedServer, ids: list[str]) -> None:
+    for i in ids:
+        server.when(delimit("answer", f"answer {i}"), decomposition(f"answer {i} part one", f"answer {i} part two"))
+
+
+def test_a_dataset_streams_one_result_line_per_answer_and_writes_the_official_csv(server, tmp_path):
+    data, out, official = dataset(tmp_path / "face4rag.csv", ["1", "2"]), tmp_path / "out.jsonl", tmp_path / "o.csv"
+    segments_for(server, ["1", "2"])
+    result = invoke(server, "--json", "check", str(data), "-o", str(out), "--csv-out", str(official))
+    assert result.exit_code == 0, result.output
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line)["id"] for line in lines) == ["1", "2"]
+    assert len(server.requests) == 2 * (1 + 2 * 2)
+    summary = json.loads(result.stdout)
+    assert summary["answers"] == 2 and summary["consistent"] == 2 and summary["failures"] == 0
+    with official.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    assert tuple(reader.fieldnames or ()) == OFFICIAL_OUTPUT_COLUMNS
+    assert [(row["id"], row["answer_segment"]) for row in rows] == [
+        ("1", "answer 1 part one"),
+        ("1", "answer 1 part two"),
+        ("2", "answer 2 part one"),
+        ("2", "answer 2 part two"),
+    ]
+    assert {row["label_fact_FCE"] for row in rows} == {"1"} and {row["fce_output"] for row in rows} == {"1"}
+
+
+def test_a_rerun_resumes_checking_only_the_ids_not_yet_in_the_output(server, tmp_path):
+    out = tmp_path / "out.jsonl"
+    segments_for(server, ["1", "2", "3"])
+    assert invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1", "2"])), "-o", str(out)).exit_code == 0
+    first_run = out.read_text(encoding="utf-8")
+    server.requests.clear()
+    result = invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1", "2", "3"])), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert "2 already done, 1 to check" in " ".join(result.stderr.split())
+    assert len(server.requests) == 5 and all("answer 3" in r.prompt for r in server.requests)
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith(first_run)
+    assert [json.loads(line)["id"] for line in text.splitlines()][-1] == "3"
+
+
+def test_limit_checks_only_the_first_new_rows(server, tmp_path):
+    out = tmp_path / "out.jsonl"
+    segments_for(server, ["1", "2", "3"])
+    result = invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1", "2", "3"])), "-o", str(out), "--limit", "1")
+    assert result.exit_code == 0
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ["1"]
+
+
+def test_the_dataset_gate_exits_1_when_any_answer_is_inconsistent(server, tmp_path):
+    segments_for(server, ["1"])
+    inconsistent_everywhere(server)
+    data = dataset(tmp_path / "d.csv", ["1"])
+    result = invoke(server, "check", str(data), "-o", str(tmp_path / "out.jsonl"), "--fail-on-inconsistent")
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("question,answer,id\nq,a,1\n", "no reference (or ref) column"),
+        ("question,ref,answer,id\nq,r,a,1\nq,r,b,1\n", "repeats the id"),
+    ],
+)
+def test_bad_dataset_input_exits_2_and_writes_nothing(server, tmp_path, content, message):
+    data, out = tmp_path / "bad.csv", tmp_path / "out.jsonl"
+    data.write_text(content, encoding="utf-8")
+    result = invoke(server, "check", str(data), "-o", str(out), "--csv-out", str(tmp_path / "o.csv"))
+    assert result.exit_code == 2 and message in result.output
+    assert not out.exists() and not (tmp_path / "o.csv").exists()
+    assert server.requests == []
+
+
+def test_a_dataset_needs_an_output_file(server, tmp_path):
+    result = invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1"])))
+    assert result.exit_code == 2 and "needs -o" in result.output
+
+
+def test_a_dataset_takes_no_pair_options(server, tmp_path):
+    data = dataset(tmp_path / "d.csv", ["1"])
+    result = invoke(server, "check", str(data), "-o", str(tmp_path / "o.jsonl"), "--answer", "x")
+    assert result.exit_code == 2 and "are for one pair" in result.output
