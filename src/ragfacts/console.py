@@ -50,7 +50,7 @@ def ledger_table(ledger: UsageLedger) -> Table:
             str(usage.reasks),
             str(usage.retries),
             str(usage.failures),
-            f"{usage.latency_s:.1f}",
+            f"{usage.model_s:.1f}",
             style="bold" if name == "total" else None,
         )
     return table

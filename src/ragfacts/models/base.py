@@ -337,7 +337,10 @@ class ChatModel(ABC):
         for retry in range(self.options.max_retries + 1):
             try:
                 async with self._concurrency_slots():
+                    started = time.perf_counter()
                     result, reply = await send()
+                if not reply.seconds:  # backends that queue internally (llama.cpp) time themselves
+                    reply = reply.model_copy(update={"seconds": time.perf_counter() - started})
                 usage.add(reply)
                 return result, retry
             except BackendError as error:

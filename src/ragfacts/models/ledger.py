@@ -18,7 +18,7 @@ class StageUsage(BaseModel):
     reasks: int = 0
     retries: int = 0
     failures: int = 0
-    latency_s: float = 0.0
+    model_s: float = 0.0  # time the model worked, queueing excluded
 
     def add(self, other: StageUsage) -> None:
         for name in type(self).model_fields:
@@ -41,7 +41,7 @@ class UsageLedger:
         stage.reasks += max(completion.attempts - 1, 0)
         stage.retries += completion.retries
         stage.failures += int(not completion.ok)
-        stage.latency_s += completion.latency_s
+        stage.model_s += completion.usage.model_s
 
     def total(self) -> StageUsage:
         total = StageUsage()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,12 +114,14 @@ class LlamaCppModel(ChatModel):
             request["response_format"] = {"type": "json_object", "schema": schema}
         with self._lock:
             llama = self._load()
+            started = time.perf_counter()
             if not self.reuse_prefix:
                 llama.reset()
             try:
                 response = llama.create_chat_completion(**request)
             except ValueError as error:  # e.g. the prompt exceeds the context window
                 raise BackendError(f"llama.cpp refused the request: {error}", transient=False) from error
+            seconds = time.perf_counter() - started
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         return RawReply(
@@ -126,6 +129,7 @@ class LlamaCppModel(ChatModel):
             finish_reason=choice.get("finish_reason"),
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
+            seconds=seconds,
         )
 
     async def _label_logprobs(
@@ -140,6 +144,7 @@ class LlamaCppModel(ChatModel):
 
         with self._lock:
             llama = self._load()
+            started = time.perf_counter()
             prompt = self._chat_prompt(llama, messages)
             tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
             if len(tokens) >= self.n_ctx:
@@ -155,8 +160,9 @@ class LlamaCppModel(ChatModel):
             candidates = [
                 (llama.detokenize([int(i)]).decode("utf-8", errors="ignore"), float(shifted[i] - log_norm)) for i in top
             ]
+            seconds = time.perf_counter() - started
         self.evaluated_tokens += evaluated
-        reply = RawReply(text="", prompt_tokens=len(tokens), completion_tokens=0)
+        reply = RawReply(text="", prompt_tokens=len(tokens), completion_tokens=0, seconds=seconds)
         return match_label_logprobs(labels, candidates), reply
 
     def _chat_prompt(self, llama: Any, messages: list[Message]) -> str:
