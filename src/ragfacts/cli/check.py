@@ -20,6 +20,7 @@ from ragfacts.methods.lface4rag import (
     CheckOptions,
     CheckResult,
     DecompositionMethod,
+    ScoreResult,
     StageResult,
     Strategy,
     check_answer,
@@ -52,8 +53,16 @@ def check(
         Path | None, typer.Option("--csv-out", help="also write the official Face4RAG output CSV, one row per segment")
     ] = None,
     strategy: Annotated[
-        Strategy, typer.Option(help="paper = L-Face4RAG; holistic_then_localise = one whole-answer call first")
-    ] = "paper",
+        Strategy,
+        typer.Option(
+            help="paper = L-Face4RAG; holistic_then_localise = one whole-answer call first; sentence_scores = "
+            "P(Yes) per sentence against --threshold (small models); auto = sentence_scores on local models, "
+            "else paper"
+        ),
+    ] = "auto",
+    threshold: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="sentence_scores: pass iff P(supported) >= threshold")
+    ] = 0.75,
     decomposition: Annotated[
         DecompositionMethod, typer.Option(help="conventional = atomic statements (the paper's ablation A.D.)")
     ] = "logic_preserving",
@@ -72,7 +81,12 @@ def check(
     """Check whether answers are factually consistent with their references (L-Face4RAG)."""
     state: AppState = ctx.obj
     options = CheckOptions(
-        strategy=strategy, decomposition=decomposition, chain_of_thought=cot, logic_stage=logic, lang=lang
+        strategy=strategy,
+        threshold=threshold,
+        decomposition=decomposition,
+        chain_of_thought=cot,
+        logic_stage=logic,
+        lang=lang,
     )
     if data is None:
         if output is not None or csv_out is not None or limit is not None:
@@ -183,7 +197,13 @@ def show_result(result: CheckResult) -> None:
         err.print(f"holistic judgement: {_verdict(result.holistic)}")
     if result.segments:
         table = Table(title_justify="left", show_lines=True)
-        for column in ("#", "segment", "fact", "logic", "error types", "quotes"):
+        scored = any(segment.score is not None for segment in result.segments)
+        columns = (
+            ("#", "segment", "P(supported)", "fact", "error types", "quotes")
+            if scored
+            else ("#", "segment", "fact", "logic", "error types", "quotes")
+        )
+        for column in columns:
             table.add_column(column)
         for segment in result.segments:
             quotes = [q for stage in segment.stages() for q in stage.quotes()]
@@ -191,8 +211,11 @@ def show_result(result: CheckResult) -> None:
             table.add_row(
                 str(segment.index + 1),
                 escape(segment.text),
-                _verdict(segment.fact),
-                _verdict(segment.logic) if segment.logic is not None else "-",
+                *(
+                    (_verdict(segment.score), _verdict(segment.fact))
+                    if scored
+                    else (_verdict(segment.fact), _verdict(segment.logic))
+                ),
                 ", ".join(t.value for t in segment.error_types) or "-",
                 f"{len(quotes) - unverified}/{len(quotes)} found" if quotes else "-",
             )
@@ -208,7 +231,12 @@ def show_result(result: CheckResult) -> None:
         err.print(f"[yellow]{result.unverified_quotes} quote(s) not found in the reference[/]")
 
 
-def _verdict(stage: StageResult) -> str:
+def _verdict(stage: StageResult | None) -> str:
+    if stage is None:
+        return "-"
     if stage.failed:
         return "[yellow]failed[/]"
-    return "[green]consistent[/]" if stage.verdict == "consistent" else "[red]inconsistent[/]"
+    word = "[green]consistent[/]" if stage.verdict == "consistent" else "[red]inconsistent[/]"
+    if isinstance(stage, ScoreResult) and stage.probability is not None:
+        return f"{word} {stage.probability:.2f}"
+    return word

@@ -177,7 +177,10 @@ def official_rows(result: CheckResult) -> list[dict[str, str]]:
         row.update(id=result.id or "", fce_output=answer)
         if segment is not None:
             row.update(answer_segment=segment.text)
-            row.update(fact_fce_result=_raw(segment.fact), label_fact_FCE=_label(segment.fact.verdict))
+            # Under sentence_scores, the score stage stands in for the fact stage of a passing sentence.
+            fact = segment.fact if segment.fact is not None and segment.score is None else segment.score
+            if fact is not None:
+                row.update(fact_fce_result=_raw(fact), label_fact_FCE=_label(fact.verdict))
             if segment.logic is not None:
                 row.update(logic_fce_result=_raw(segment.logic), label_logic_FCE=_label(segment.logic.verdict))
         rows.append(row)

@@ -13,7 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-from ragfacts.methods.precision.options import CheckItem, CheckOptions, DecompositionMethod, Strategy
+from ragfacts.methods.precision.options import (
+    CheckItem,
+    CheckOptions,
+    DecompositionMethod,
+    Strategy,
+    default_strategy,
+)
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -24,6 +30,7 @@ from ragfacts.methods.precision.results import (
     PointResult,
     QuoteCheck,
     ResultUsage,
+    ScoreResult,
     SegmentResult,
     StageFailure,
     StageResult,
@@ -45,6 +52,7 @@ __all__ = [
     "PointResult",
     "QuoteCheck",
     "ResultUsage",
+    "ScoreResult",
     "SegmentResult",
     "StageFailure",
     "StageResult",
@@ -53,6 +61,7 @@ __all__ = [
     "check_answer",
     "check_item",
     "check_many",
+    "default_strategy",
     "verify_quote",
 ]
 
@@ -70,7 +79,7 @@ async def check_answer(
 
 async def check_item(model: ChatModel, item: CheckItem, options: CheckOptions | None = None) -> CheckResult:
     """Return the precision check of one item; an empty answer or reference is unscored without a model call."""
-    options = options or CheckOptions()
+    options = (options or CheckOptions()).resolve_strategy(model.backend)
     lang = options.resolve_lang(item.answer)
     for name, text in (("answer", item.answer), ("reference", item.reference)):
         if not text.strip():

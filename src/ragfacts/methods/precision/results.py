@@ -50,6 +50,7 @@ class CallRecord(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    model_s: float = 0.0
     text: str | None = None
     failure: Failure | None = None
 
@@ -65,6 +66,7 @@ class CallRecord(BaseModel):
             prompt_tokens=completion.usage.prompt_tokens,
             completion_tokens=completion.usage.completion_tokens,
             latency_s=completion.latency_s,
+            model_s=completion.usage.model_s,
             text=completion.text,
             failure=completion.failure,
         )
@@ -122,6 +124,14 @@ class LogicResult(StageResult):
         return [self.reference_context] if self.reference_context is not None else []
 
 
+class ScoreResult(StageResult):
+    """The sentence_scores stage of one segment: P(supported) from the Yes/No first-token probabilities."""
+
+    stage: Literal["score"] = "score"
+    probability: float | None = None
+    threshold: float
+
+
 class HolisticResult(StageResult):
     """The whole-answer judgement of the holistic_then_localise strategy."""
 
@@ -134,12 +144,13 @@ class SegmentResult(BaseModel):
 
     index: int
     text: str
-    fact: FactResult
+    score: ScoreResult | None = None  # sentence_scores strategy
+    fact: FactResult | None = None  # None only under sentence_scores, for sentences that passed
     logic: LogicResult | None = None
     label: AnswerLabel
 
     def stages(self) -> list[StageResult]:
-        return [self.fact] if self.logic is None else [self.fact, self.logic]
+        return [stage for stage in (self.score, self.fact, self.logic) if stage is not None]
 
     @computed_field
     @property
@@ -165,7 +176,7 @@ class ResultUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cache_hits: int = 0
-    latency_s: float = 0.0
+    model_s: float = 0.0  # time the model worked for this answer (queueing excluded)
 
     @classmethod
     def of(cls, records: list[CallRecord]) -> ResultUsage:
@@ -175,7 +186,7 @@ class ResultUsage(BaseModel):
             prompt_tokens=sum(r.prompt_tokens for r in records),
             completion_tokens=sum(r.completion_tokens for r in records),
             cache_hits=sum(r.cached for r in records),
-            latency_s=round(sum(r.latency_s for r in records), 3),
+            model_s=round(sum(r.model_s for r in records), 3),
         )
 
 

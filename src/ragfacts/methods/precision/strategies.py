@@ -22,6 +22,7 @@ from ragfacts.methods.precision.results import (
     SegmentResult,
 )
 from ragfacts.methods.precision.schemas import HolisticJudgement, HolisticVerdict
+from ragfacts.methods.precision.scored import run_sentence_scores
 from ragfacts.methods.precision.stages import check_fact, check_logic
 from ragfacts.models import ChatModel
 
@@ -103,6 +104,7 @@ async def run_holistic_then_localise(
 STRATEGIES: dict[Strategy, StrategyRunner] = {
     "paper": run_paper,
     "holistic_then_localise": run_holistic_then_localise,
+    "sentence_scores": run_sentence_scores,
 }
 
 

@@ -1,0 +1,91 @@
+"""The sentence_scores strategy: P(Yes) per answer sentence, a threshold, the fact stage only for failures."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_answer, default_strategy
+from ragfacts.typology import ErrorType
+from tests.methods.test_lface4rag import fact_reply
+from tests.scripted_server import Reply
+
+REFERENCE = "The tower was finished in 1889. It was built for the World's Fair. It is 300 metres tall."
+ANSWER = "The tower was finished in 1889. It was built for the Olympic Games."
+SCORED = CheckOptions(strategy="sentence_scores")
+
+
+def yes(probability: float) -> Reply:
+    return Reply.first_token_logprobs({"Yes": math.log(probability), "No": math.log(1 - probability)})
+
+
+def test_auto_picks_sentence_scores_only_for_local_models():
+    assert default_strategy("local") == "sentence_scores"
+    assert default_strategy("openai") == "paper"
+
+
+async def test_one_label_score_per_sentence_and_no_other_call_when_all_pass(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.9), yes(0.8))
+    result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=SCORED)
+    assert result.label is AnswerLabel.CONSISTENT
+    assert [r.body["max_tokens"] for r in scripted_server.requests] == [1, 1]
+    assert [s.text for s in result.segments] == [
+        "The tower was finished in 1889.",
+        "It was built for the Olympic Games.",
+    ]
+    assert [round(s.score.probability, 2) for s in result.segments] == [0.9, 0.8]
+    assert all(s.fact is None for s in result.segments)
+    assert result.options.strategy == "sentence_scores" and result.usage.calls == 2
+
+
+async def test_a_sentence_below_the_threshold_fails_and_gets_the_fact_stage(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.9), yes(0.4), fact_reply("inconsistent", "KCont."))
+    result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=SCORED)
+    assert result.label is AnswerLabel.INCONSISTENT
+    failing = result.segments[1]
+    assert failing.label is AnswerLabel.INCONSISTENT and failing.score.verdict == "inconsistent"
+    assert failing.fact.error_type is ErrorType.CONTRADICTION and result.error_types == [ErrorType.CONTRADICTION]
+    assert "0.40 < 0.75" in failing.score.explanation
+    assert len(scripted_server.requests) == 3 and scripted_server.requests[2].schema is not None
+
+
+async def test_the_score_decides_even_when_the_fact_stage_disagrees(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.9), yes(0.4), fact_reply("consistent"))
+    result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=SCORED)
+    assert result.label is AnswerLabel.INCONSISTENT
+    assert result.segments[1].error_types == []
+
+
+@pytest.mark.parametrize(("threshold", "label"), [(0.85, AnswerLabel.INCONSISTENT), (0.75, AnswerLabel.CONSISTENT)])
+async def test_threshold_is_an_option(make_model, scripted_server, threshold, label):
+    scripted_server.enqueue(yes(0.9), yes(0.8), fact_reply("inconsistent", "Hallu."))
+    options = CheckOptions(strategy="sentence_scores", threshold=threshold)
+    result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=options)
+    assert result.label is label
+
+
+async def test_explanations_can_be_switched_off(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.1), yes(0.1))
+    options = CheckOptions(strategy="sentence_scores", explain_failures=False)
+    result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=options)
+    assert result.label is AnswerLabel.INCONSISTENT and len(scripted_server.requests) == 2
+
+
+async def test_chinese_sentences_are_scored_with_chinese_labels(make_model, scripted_server):
+    p = math.log(0.9), math.log(0.1)
+    scripted_server.enqueue(*[Reply.first_token_logprobs({"是": p[0], "否": p[1]})] * 2)
+    result = await check_answer(
+        make_model(concurrency=1),
+        "长城始建于春秋战国时期。今天看到的多为明长城。",
+        "长城始建于春秋战国时期。今天看到的多为明长城。",
+        options=SCORED,
+    )
+    assert result.lang == "zh" and result.label is AnswerLabel.CONSISTENT
+    assert "只回答一个字" in scripted_server.requests[0].prompt
+
+
+async def test_a_failed_score_leaves_the_answer_unscored(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.9), Reply.error(400))
+    result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=SCORED)
+    assert result.label is AnswerLabel.UNSCORED and result.failure_count == 1
