@@ -52,10 +52,11 @@ def main() -> None:
 
 
 from ragfacts.cli import check as _check  # noqa: E402  (registers the command)
+from ragfacts.cli import demo as _demo  # noqa: E402  (registers the command)
 from ragfacts.cli import models as _models  # noqa: E402  (registers the command)
 from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and `recall`)
 
-__all__ = ["_check", "_models", "_recall", "app", "main"]
+__all__ = ["_check", "_demo", "_models", "_recall", "app", "main"]
 
 if __name__ == "__main__":
     main()
