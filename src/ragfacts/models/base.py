@@ -120,18 +120,8 @@ class ChatModel(ABC):
             prompt_version=prompt_version,
             stage=stage,
         )
-        key = None
-        if self.cache is not None:
-            key = cache_key(
-                {
-                    "v": CACHE_KEY_VERSION,
-                    **self.identity(),
-                    "mode": self.mode.value,
-                    "messages": [m.model_dump() for m in messages],
-                    "schema": schema_json,
-                    "params": params,
-                }
-            )
+        key = self._request_key(messages, mode=self.mode.value, schema=schema_json, params=params)
+        if key is not None:
             hit = self._from_cache(key, schema, base)
             if hit is not None:
                 self.ledger.record(hit)
@@ -177,18 +167,8 @@ class ChatModel(ABC):
             prompt_version=prompt_version,
             stage=stage,
         )
-        key = None
-        if self.cache is not None:
-            key = cache_key(
-                {
-                    "v": CACHE_KEY_VERSION,
-                    "kind": "label_scores",
-                    **self.identity(),
-                    "messages": [m.model_dump() for m in messages],
-                    "labels": labels,
-                    "params": params,
-                }
-            )
+        key = self._request_key(messages, kind="label_scores", labels=labels, params=params)
+        if key is not None and self.cache is not None:
             record = self.cache.get(key)
             if record is not None:
                 hit = base.model_copy(
@@ -229,6 +209,13 @@ class ChatModel(ABC):
             )
         self.ledger.record(completion)
         return completion
+
+    def _request_key(self, messages: list[Message], **request: Any) -> str | None:
+        """The cache key of a request (None without a cache): everything that changes the output, no secret."""
+        if self.cache is None:
+            return None
+        messages_json = [m.model_dump() for m in messages]
+        return cache_key({"v": CACHE_KEY_VERSION, **self.identity(), "messages": messages_json, **request})
 
     def _params(self, overrides: dict[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {
