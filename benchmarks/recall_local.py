@@ -43,10 +43,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     items = load_wikieval_jsonl(args.data)[: args.limit]
     settings = Settings(model=args.model, base_url=args.base_url, concurrency=args.concurrency, use_cache=args.cache)
+    commit = _commit()  # before the run: the tree may move on while a slow local run goes
     started = time.perf_counter()
     rows = asyncio.run(_run(settings, items, out / "checkpoint.jsonl", args.chunk_size))
     wall_s = time.perf_counter() - started
-    report = _report(args, items, rows, wall_s)
+    report = _report(args, items, rows, wall_s, commit)
     (out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (out / "recall_local.md").write_text(_markdown(report), encoding="utf-8")
     print(_markdown(report))
@@ -122,7 +123,9 @@ async def _check_row(model: ChatModel, item: RecallItem, chunk: int | None) -> d
     }
 
 
-def _report(args: argparse.Namespace, items: list[RecallItem], rows: list[dict], wall_s: float) -> dict[str, Any]:
+def _report(
+    args: argparse.Namespace, items: list[RecallItem], rows: list[dict], wall_s: float, commit: str | None
+) -> dict[str, Any]:
     metrics: list[RecallMetrics] = []
     extra: list[dict[str, Any]] = []
     for method in METHODS:
@@ -155,7 +158,7 @@ def _report(args: argparse.Namespace, items: list[RecallItem], rows: list[dict],
             "rows": len(items),
             "chunk_size": rows[0]["chunk_size"] if rows else None,
             "ragfacts": ragfacts.__version__,
-            "commit": _commit(),
+            "commit": commit,
             "python": platform.python_version(),
             "cache": args.cache,
         },
@@ -181,8 +184,10 @@ def _markdown(report: dict[str, Any]) -> str:
         total["completion"] += m.completion_tokens
         total["seconds"] += e["model_seconds"]
         total["failed"] += m.failed_calls
+    model = spec["model"]
+    name = f"{model['backend']}:{model['model']}" if isinstance(model, dict) else model
     lines = [
-        f"# Recall methods on {spec['rows']} WikiEval rows — {spec['model']}",
+        f"# Recall methods on {spec['rows']} WikiEval rows — {name}",
         "",
         f"{report['facts']} facts generated in {report['fact_generation']['calls']} calls "
         f"({report['fact_generation']['failures']} failed); FaaF chunk size {spec['chunk_size'] or 'all'}; "

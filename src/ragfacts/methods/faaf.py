@@ -45,7 +45,7 @@ NOT_CLEAR = "Not clear from the given passage"
 Mode = Literal["tf", "tfn"]
 Method = Literal["faaf", "prompt"]
 STAGE = "faaf"
-# Small local models lose track of long fact sheets; two facts per call kept them on task.
+# In-process models are small: a short sheet per call keeps each reply short and each fact near its instruction.
 LOCAL_CHUNK_SIZE = 2
 
 _VALUES: dict[str, tuple[str, ...]] = {"tf": (TRUE, FALSE), "tfn": (TRUE, FALSE, NOT_CLEAR)}
