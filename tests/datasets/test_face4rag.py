@@ -81,8 +81,8 @@ def test_generic_jsonl_takes_reference_or_ref_and_numbers_rows_without_ids(tmp_p
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
-        ("data.jsonl", '{"answer": "a", "reference": "r"}\n{"answer": \n', "line 2 is not valid JSON"),
-        ("data.jsonl", '["a", "r"]\n', "line 1 is not a JSON object"),
+        ("data.jsonl", '{"answer": "a", "reference": "r"}\n{"answer": \n', "line 2: not JSON"),
+        ("data.jsonl", '["a", "r"]\n', "line 1: expected a JSON object"),
         ("data.jsonl", '{"answer": "a"}\n', "no reference \\(or ref\\) column"),
         ("data.jsonl", '{"reference": "r"}\n', "no answer column"),
         ("data.jsonl", '{"answer": " ", "reference": "r"}\n', "row 1 has an empty answer"),

@@ -9,7 +9,6 @@ Every problem is reported with the file and row, before anything is written.
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragfacts.datasets.rows import DatasetError, jsonl_objects
 from ragfacts.methods.lface4rag import AnswerLabel, CheckItem, CheckResult, StageResult
 
 FACE4RAG_COLUMNS = ("question", "ref", "answer", "id")
@@ -30,10 +30,6 @@ OFFICIAL_OUTPUT_COLUMNS = (
     "fce_output",
 )
 _REFERENCE_COLUMNS = ("reference", "ref")
-
-
-class DatasetError(ValueError):
-    """A dataset or results file that cannot be used; the message names the file, the row and the fix."""
 
 
 def load_items(path: Path) -> list[CheckItem]:
@@ -73,17 +69,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetError(f"{path}: line {number} is not valid JSON ({error.msg})") from error
-            if not isinstance(row, dict):
-                raise DatasetError(f"{path}: line {number} is not a JSON object")
-            yield number, {_column(key): value for key, value in row.items()}
+    for number, row in jsonl_objects(path):
+        yield number, {_column(key): value for key, value in row.items()}
 
 
 def _column(name: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragfacts.datasets.rows import DatasetError, jsonl_objects
 from ragfacts.text import normalise
 
 HUB_REPO = "Vaskatr/WikiEvalFacts"
@@ -26,10 +27,6 @@ LABEL_COLUMNS = {kind: f"human_evaluated_facts_{kind}" for kind in ANSWER_TYPES}
 FACTS_CSV_REQUIRED = ("question", "gt_facts", "unique_id", *ANSWER_TYPES, *LABEL_COLUMNS.values())
 _PREFIXES = {"question": "Question:", "answer": "Answer:"}
 _BULLET = re.compile(r"^\s*[-*•]\s+")
-
-
-class DatasetError(ValueError):
-    """Input data that cannot be used; the message names the file, row and column."""
 
 
 class RecallItem(BaseModel):
@@ -119,20 +116,8 @@ def load_recall_jsonl(path: str | Path) -> list[RecallItem]:
     """
     path = Path(path)
     items: list[RecallItem] = []
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise DatasetError(f"{path}: cannot read: {error}") from error
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, row in jsonl_objects(path):
         where = f"{path}: line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DatasetError(f"{where}: not JSON ({error.msg})") from error
-        if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected a JSON object")
         items.append(wikieval_item(row, number, where) if _is_wikieval(row) else _generic_item(row, number, where))
     if not items:
         raise DatasetError(f"{path}: no rows")
