@@ -26,18 +26,18 @@ def ledger_table(ledger: UsageLedger) -> Table:
     table = Table(title="Usage ledger", title_justify="left")
     columns = [
         "stage",
-        "completions",
+        "done",
         "calls",
         "prompt tok",
-        "completion tok",
-        "cache hits",
+        "compl. tok",
+        "cached",
         "re-asks",
         "retries",
-        "failures",
-        "model time s",
+        "failed",
+        "model s",
     ]
     for name in columns:
-        table.add_column(name, justify="left" if name == "stage" else "right")
+        table.add_column(name, justify="left" if name == "stage" else "right", overflow="fold")
     rows = [*sorted(ledger.stages.items()), ("total", ledger.total())]
     for name, usage in rows:
         table.add_row(
