@@ -53,3 +53,11 @@ def test_demo_without_any_model_says_how_to_get_one(monkeypatch):
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 2
     assert "OPENAI_API_KEY" in result.stderr and "ragfacts[local]" in result.stderr
+
+
+def test_demo_report_comes_before_the_ledger(scripted_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-demo")
+    args = ["--no-cache", "--model", "openai:scripted", "--base-url", scripted_server.base_url, "demo", "--lang", "en"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert 0 <= result.stderr.index("ragfacts demo") < result.stderr.index("Usage ledger")

@@ -30,8 +30,16 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def run_with_runtime(state: AppState, job: Callable[[Runtime], Awaitable[T]], show_ledger: bool = True) -> T:
-    """Build the run's model, run `job`, print the usage ledger on stderr; exit 2 on bad configuration."""
+def run_with_runtime(
+    state: AppState,
+    job: Callable[[Runtime], Awaitable[T]],
+    show_ledger: bool = True,
+    report: Callable[[T], None] | None = None,
+) -> T:
+    """Build the run's model, run `job`, `report` its result, then print the usage ledger on stderr.
+
+    Exits 2 on bad configuration. The ledger comes last, so it closes every run's output.
+    """
     try:
         runtime = Runtime(state.settings)
     except ConfigurationError as error:
@@ -47,6 +55,8 @@ def run_with_runtime(state: AppState, job: Callable[[Runtime], Awaitable[T]], sh
         result = asyncio.run(go())
     except ConfigurationError as error:
         fail(str(error))
+    if report is not None:
+        report(result)
     if show_ledger:
         err.print(ledger_table(runtime.ledger))
     return result

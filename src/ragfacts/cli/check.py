@@ -126,10 +126,12 @@ def _check_one(state: AppState, item: CheckItem, options: CheckOptions) -> Check
     async def job(runtime: Runtime) -> CheckResult:
         return await check_answer(runtime.model(), item.reference, item.answer, item.question, options)
 
-    result = run_with_runtime(state, job)
-    show_result(result)
-    if state.as_json:
-        print_json(result.model_dump(mode="json"))
+    def report(result: CheckResult) -> None:
+        show_result(result)
+        if state.as_json:
+            print_json(result.model_dump(mode="json"))
+
+    result = run_with_runtime(state, job, report=report)
     return result
 
 

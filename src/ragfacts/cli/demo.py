@@ -68,11 +68,13 @@ def demo(
                     rows.append(_row(example, kind, checked, recalled, facts))
         return rows
 
-    rows = run_with_runtime(state, job)
-    if state.as_json:
-        print_json(rows)
-    else:
-        err.print(_report(rows))
+    def report(rows: list[dict[str, Any]]) -> None:
+        if state.as_json:
+            print_json(rows)
+        else:
+            err.print(_report(rows))
+
+    run_with_runtime(state, job, report=report)
 
 
 def _row(example: DemoExample, kind: str, checked: Any, recalled: Any, facts: Any) -> dict[str, Any]:

@@ -121,11 +121,13 @@ def recall_command(
             lang=lang,
         )
 
-    result = run_with_runtime(state, job)
-    if state.as_json:
-        print_json(result.model_dump(mode="json"))
-        return
-    _show_result(result)
+    def report(result: RecallResult) -> None:
+        if state.as_json:
+            print_json(result.model_dump(mode="json"))
+        else:
+            _show_result(result)
+
+    run_with_runtime(state, job, report=report)
 
 
 def _recall_dataset(state: AppState, data: Path, output: Path, options: dict[str, Any], limit: int | None) -> None:
