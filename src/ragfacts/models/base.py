@@ -271,7 +271,7 @@ class ChatModel(ABC):
                 )
                 retries += used_retries
             except BackendError as error:
-                retries += getattr(error, "retries_used", 0)
+                retries += error.retries_used
                 kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
                 return base.model_copy(
                     update={
