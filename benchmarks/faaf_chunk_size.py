@@ -1,11 +1,12 @@
 """FaaF chunk size on a model: calls, tokens, model time and facts judged True per answer type.
 
-Run: python benchmarks/faaf_chunk_size.py --facts FACTS.jsonl [--model local] [--sizes 1,2,4,0] [--mode tfn]
+Every chunk size verifies the same facts: those that benchmarks/recall_local.py generated, read from its
+run directory. Size 0 = all facts of an answer in one call. The humans of the FaaF paper judged 100% /
+30.24% / 8.53% of facts True for answer / ungrounded_answer / poor_answer: lower shares on the last two are
+closer to them. Runs through the runner into OUT/run (resumable), without the response cache: chunk sizes that
+give the same request (an answer with fewer facts than the chunk) must each pay for it.
 
-FACTS.jsonl has one WikiEval row per line with its generated `facts` (the checkpoint that
-benchmarks/recall_local.py writes), so every chunk size verifies the same facts. Size 0 = all facts in
-one call. The humans of the FaaF paper judged 100% / 30.24% / 8.53% of facts True for
-answer / ungrounded_answer / poor_answer: a lower share on the last two is closer to them.
+    python benchmarks/faaf_chunk_size.py --facts-from recall_local_results/run --model local [--sizes 1,2,4,0]
 """
 
 from __future__ import annotations
@@ -13,70 +14,83 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
-from ragfacts.datasets.wikieval import ANSWER_TYPES, load_wikieval_jsonl
-from ragfacts.methods.faaf import verify_facts
-from ragfacts.models import ModelOptions, UsageLedger, build_model, parse_spec
+from ragfacts.bench.progress import LineProgress
+from ragfacts.bench.rundir import RunDir
+from ragfacts.bench.runner import RunPlan, current_outcomes, run
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.wikieval import ANSWER_TYPES
+from ragfacts.methods.base import create_method
+from ragfacts.methods.verdicts import Verification
+from ragfacts.runtime import Runtime, Settings
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikieval_sample10.jsonl"
+
+def items_with_facts(recall_run: Path) -> list[dict[str, Any]]:
+    """The answers of a recall run with the facts generated for them (from its FaaF lines)."""
+    rows = []
+    for line in RunDir(recall_run).lines():
+        if line["method"] == "faaf" and line["result"]["facts"]:
+            rows.append({**line["item"], "facts": line["result"]["facts"]})
+    return rows
 
 
-async def run(spec: str, facts_file: Path, data: Path, sizes: list[int], mode: str) -> dict:
-    facts = {row["id"]: row["facts"] for row in map(json.loads, facts_file.read_text("utf-8").splitlines())}
-    items = [item for item in load_wikieval_jsonl(data) if item.id in facts]
-    model = build_model(parse_spec(spec), ModelOptions(), ledger=UsageLedger())
-    report: dict = {
-        "model": spec,
-        "mode": mode,
-        "rows": len(items),
-        "facts": sum(map(len, facts.values())),
-        "sizes": {},
-    }
-    for size in sizes:
+async def measure(facts_from: Path, out: Path, model: str | None, base_url: str | None, sizes: list[int], mode: str):
+    settings = Settings(model=model, base_url=base_url, concurrency=1, use_cache=False)
+    runtime = Runtime(settings)
+    dataset = Dataset.from_rows(items_with_facts(facts_from))
+    specs = {size: f"faaf:mode={mode},chunk_size={size}" for size in sizes}
+    plan = RunPlan(dataset=dataset, methods=[create_method(s) for s in specs.values()], model_spec=str(runtime.spec))
+    try:
+        chat = runtime.model()
+        await run(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
+        lines = [lines for _, lines in current_outcomes(RunDir(out / "run"), plan, chat)]
+    finally:
+        await runtime.aclose()
+    report: dict[str, Any] = {"model": str(runtime.spec), "mode": mode, "answers": dataset.count, "sizes": {}}
+    for size, spec in specs.items():
+        method = create_method(spec).spec
         by_type = {t: {"facts": 0, "true": 0, "failed": 0} for t in ANSWER_TYPES}
         calls = prompt_tokens = completion_tokens = 0
         model_s = 0.0
-        for item in items:
-            for answer_type in ANSWER_TYPES:
-                verification = await verify_facts(
-                    model, facts[item.id], item.answers[answer_type], mode, False, size or None, "en"
-                )
-                counts = by_type[answer_type]
-                counts["facts"] += verification.n_facts
-                counts["true"] += verification.n_true
-                counts["failed"] += verification.n_failed
-                for record in verification.completions:
-                    calls += record["usage"]["calls"]
-                    prompt_tokens += record["usage"]["prompt_tokens"]
-                    completion_tokens += record["usage"]["completion_tokens"]
-                    model_s += record["usage"].get("model_s", 0.0)
+        for by_method in lines:
+            verification = Verification.model_validate(by_method[method]["result"]["verification"])
+            counts = by_type[by_method[method]["item"]["answer_type"]]
+            counts["facts"] += verification.n_facts
+            counts["true"] += verification.n_true
+            counts["failed"] += verification.n_failed
+            usage = verification.usage
+            calls, model_s = calls + usage.calls, model_s + usage.model_s
+            prompt_tokens += usage.prompt_tokens
+            completion_tokens += usage.completion_tokens
         report["sizes"][str(size or "all")] = {
             "calls": calls,
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "model_s": round(model_s, 1),
-            "judged_true": {t: round(c["true"] / c["facts"], 3) for t, c in by_type.items()},
+            "judged_true": {t: round(c["true"] / c["facts"], 3) if c["facts"] else None for t, c in by_type.items()},
             "failed_facts": {t: c["failed"] for t, c in by_type.items()},
         }
         print(size or "all", json.dumps(report["sizes"][str(size or "all")]), flush=True)
-    await model.aclose()
     return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--facts", type=Path, required=True)
-    parser.add_argument("--data", type=Path, default=SHARED)
+    parser.add_argument("--facts-from", type=Path, required=True, help="the run directory of recall_local.py")
     parser.add_argument("--model", default="local")
+    parser.add_argument("--base-url", default=None)
     parser.add_argument("--sizes", default="1,2,4,0")
     parser.add_argument("--mode", default="tfn", choices=["tf", "tfn"])
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "faaf_chunk_size.json")
+    parser.add_argument("--out", type=Path, default=Path("faaf_chunk_size_results"))
+    parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results" / "faaf_chunk_size.json")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    report = asyncio.run(run(args.model, args.facts, args.data, sizes, args.mode))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = asyncio.run(measure(args.facts_from, args.out, args.model, args.base_url, sizes, args.mode))
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
-"""Precision strategies on a small model: balanced accuracy, calls, tokens and model time per answer.
+"""Precision methods on a model: balanced accuracy, calls, tokens and model time per answer, on labelled sets.
 
-Run: python benchmarks/precision_small_model.py [--model local] [--strategies sentence_scores,holistic]
-     [--data probe,heldout] [--limit N]
+Run: python benchmarks/precision_small_model.py [--model local] [--method SPEC ...] [--data FILE ...] [--limit N]
 
-Data: benchmarks/data/precision_probe.jsonl (20 items, 10 zh / 10 en, half flawed: the set the
-sentence_scores threshold 0.75 was chosen on) and precision_heldout.jsonl (12 items written after the
-threshold was fixed, with subtler errors). "holistic" is one structured whole-answer judgement with
-reasoning (the library's holistic prompt); "paper" is L-Face4RAG as published (slow on 2 cores:
-~7 calls per answer). A failed or unscored answer counts as wrong: nothing is dropped.
+Defaults: the embedded model; `lface4rag:strategy=sentence_scores` and `holistic` (one structured judgement
+of the whole answer); benchmarks/data/precision_probe.jsonl (20 items, 10 zh / 10 en, half flawed: the set
+the sentence_scores threshold 0.75 was chosen on) and precision_heldout.jsonl (12 items written after the
+threshold was fixed). Each data file runs through the runner into OUT/<name>/run (resumable; fresh cache
+in OUT/cache). A failed or unscored answer counts as wrong: nothing is dropped.
 """
 
 from __future__ import annotations
@@ -15,70 +14,35 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import time
+import sys
 from pathlib import Path
+from typing import Any
 
-from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_answer
-from ragfacts.methods.precision.prompting import ask
-from ragfacts.methods.precision.schemas import HolisticJudgement
-from ragfacts.models import ModelOptions, UsageLedger, build_model, parse_spec
-from ragfacts.text import detect_lang
+from ragfacts.bench.progress import LineProgress
+from ragfacts.bench.rundir import RunDir
+from ragfacts.bench.runner import RunPlan, current_outcomes, run
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.methods.base import create_method
+from ragfacts.runtime import Runtime, Settings
 
 DATA = Path(__file__).parent / "data"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85)
+DEFAULT_METHODS = ("lface4rag:strategy=sentence_scores", "holistic")
 
 
-async def judge(model, item: dict, strategy: str) -> dict:
-    """Return the predicted label, the sentence scores (if any) and the cost of one item."""
-    lang = detect_lang(item["answer"])
-    if strategy == "holistic":
-        completion = await ask(
-            model,
-            "holistic",
-            HolisticJudgement,
-            lang,
-            question=item["question"],
-            reference=item["reference"],
-            answer=item["answer"],
-        )
-        label = completion.parsed.verdict if completion.ok else AnswerLabel.UNSCORED.value
-        return {
-            "pred": label,
-            "calls": completion.usage.calls,
-            "prompt_tokens": completion.usage.prompt_tokens,
-            "completion_tokens": completion.usage.completion_tokens,
-            "model_s": completion.usage.model_s,
-            "failures": int(not completion.ok),
-        }
-    result = await check_answer(
-        model, item["reference"], item["answer"], item["question"], CheckOptions(strategy=strategy)
-    )
-    scores = [s.score.probability for s in result.segments if s.score is not None]
-    return {
-        "pred": result.label.value,
-        "calls": result.usage.calls,
-        "prompt_tokens": result.usage.prompt_tokens,
-        "completion_tokens": result.usage.completion_tokens,
-        "model_s": result.usage.model_s,
-        "failures": result.failure_count,
-        "min_score": min(scores, default=None),
-        "error_types": [t.value for t in result.error_types],
-    }
-
-
-def balanced_accuracy(rows: list[dict], predict) -> float:
+def balanced_accuracy(rows: list[dict[str, Any]], predicted: str = "pred") -> float:
     positives = [r for r in rows if r["label"] == "consistent"]
     negatives = [r for r in rows if r["label"] != "consistent"]
-    tpr = sum(predict(r) == "consistent" for r in positives) / len(positives)
-    tnr = sum(predict(r) == "inconsistent" for r in negatives) / len(negatives)
+    tpr = sum(r[predicted] == "consistent" for r in positives) / len(positives)
+    tnr = sum(r[predicted] == "inconsistent" for r in negatives) / len(negatives)
     return round((tpr + tnr) / 2, 3)
 
 
-def summarise(rows: list[dict]) -> dict:
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
-    summary = {
+    summary: dict[str, Any] = {
         "items": n,
-        "balanced_accuracy": balanced_accuracy(rows, lambda r: r["pred"]),
+        "balanced_accuracy": balanced_accuracy(rows),
         "faithful_passed": sum(r["pred"] == "consistent" for r in rows if r["label"] == "consistent"),
         "flawed_caught": sum(r["pred"] == "inconsistent" for r in rows if r["label"] != "consistent"),
         "failures": sum(r["failures"] for r in rows),
@@ -90,44 +54,74 @@ def summarise(rows: list[dict]) -> dict:
     if all(r.get("min_score") is not None for r in rows):
         # Post hoc, for the record: what other thresholds would have given on this set.
         summary["balanced_accuracy_by_threshold"] = {
-            t: balanced_accuracy(rows, lambda r, t=t: "consistent" if r["min_score"] >= t else "inconsistent")
+            t: balanced_accuracy(
+                [{**r, "at": "consistent" if r["min_score"] >= t else "inconsistent"} for r in rows], "at"
+            )
             for t in THRESHOLDS
         }
     return summary
 
 
-async def run(spec: str, strategies: list[str], datasets: list[str], limit: int | None) -> dict:
-    ledger = UsageLedger()
-    model = build_model(parse_spec(spec), ModelOptions(max_tokens=512), ledger=ledger)
-    report: dict = {"model": spec, "results": {}}
-    for dataset in datasets:
-        items = [json.loads(line) for line in (DATA / f"precision_{dataset}.jsonl").read_text("utf-8").splitlines()]
-        for strategy in strategies:
-            rows = []
-            started = time.perf_counter()
-            for item in items[:limit]:
-                rows.append({"id": item["id"], "label": item["label"], **await judge(model, item, strategy)})
-                print(json.dumps({"dataset": dataset, "strategy": strategy, **rows[-1]}), flush=True)
-            report["results"][f"{dataset}/{strategy}"] = {
-                "summary": {**summarise(rows), "wall_s": round(time.perf_counter() - started, 1)},
-                "rows": rows,
-            }
-    await model.aclose()
-    report["ledger"] = ledger.to_dict()
+def row_of(item: Any, line: dict[str, Any]) -> dict[str, Any]:
+    outcome, result = line["outcome"], line["result"]
+    usage = outcome["usage"]
+    scores = [s["score"]["probability"] for s in result.get("segments", []) if s.get("score")]
+    return {
+        "id": item.id,
+        "label": item.label,
+        "pred": outcome["label"],
+        "calls": usage["calls"],
+        "prompt_tokens": usage["prompt_tokens"],
+        "completion_tokens": usage["completion_tokens"],
+        "model_s": usage["model_s"],
+        "failures": outcome["failures"],
+        "min_score": min((s for s in scores if s is not None), default=None),
+        "error_types": result.get("error_types", []),
+    }
+
+
+async def measure(
+    model: str, base_url: str | None, methods: list[str], data: list[Path], limit: int | None, out: Path
+) -> dict[str, Any]:
+    runtime = Runtime(Settings(model=model, base_url=base_url, concurrency=1, cache_dir=out / "cache"))
+    report: dict[str, Any] = {"model": str(runtime.spec), "results": {}}
+    try:
+        chat = runtime.model()
+        for path in data:
+            plan = RunPlan(
+                dataset=Dataset.open(path), methods=[create_method(m) for m in methods], model_spec=str(runtime.spec)
+            )
+            plan.limit, plan.in_flight = limit, 1
+            run_dir = RunDir(out / path.stem / "run")
+            await run(run_dir, plan, chat, LineProgress(sys.stderr))
+            judged = list(current_outcomes(run_dir, plan, chat))
+            for method in plan.methods:
+                rows = [row_of(item, lines[method.spec]) for item, lines in judged if method.spec in lines]
+                if rows:
+                    report["results"][f"{path.stem}/{method.spec}"] = {"summary": summarise(rows), "rows": rows}
+    finally:
+        await runtime.aclose()
+    report["ledger"] = runtime.ledger.to_dict()
     return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="local")
-    parser.add_argument("--strategies", default="sentence_scores,holistic")
-    parser.add_argument("--data", default="probe,heldout")
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "precision_small_model.json")
+    parser.add_argument("--base-url", default=None)
+    parser.add_argument("--method", action="append", help="a method spec (repeatable)")
+    parser.add_argument("--data", type=Path, action="append", help="a labelled JSONL file (repeatable)")
+    parser.add_argument("--limit", type=int, default=None, help="judge at most N more items (a rerun goes on)")
+    parser.add_argument("--out", type=Path, default=Path("precision_small_model_results"))
+    parser.add_argument(
+        "--results", type=Path, default=Path(__file__).parent / "results" / "precision_small_model.json"
+    )
     args = parser.parse_args()
-    report = asyncio.run(run(args.model, args.strategies.split(","), args.data.split(","), args.limit))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    data = args.data or [DATA / "precision_probe.jsonl", DATA / "precision_heldout.jsonl"]
+    methods = args.method or list(DEFAULT_METHODS)
+    report = asyncio.run(measure(args.model, args.base_url, methods, data, args.limit, args.out))
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, result in report["results"].items():
         print(name, json.dumps(result["summary"]))
 

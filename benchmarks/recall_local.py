@@ -1,57 +1,52 @@
 """Cost and behaviour of the four FaaF variants against the Prompt(T/F) baseline on WikiEval rows.
 
-For each row: facts are generated once from the question and the ground-truth `answer`, then every method
-checks them against the three answer types (answer, ungrounded_answer, poor_answer). Reported per method
-and answer type: model calls, prompt/completion tokens, model time, the fraction of facts judged True,
-N/A and failures (the paper's Table 3 and Figure 3, without human labels). Rows are checkpointed, so an
-interrupted run resumes where it stopped; the response cache is off by default because cached replies
-cost no calls and would hide the cost being measured.
+Every method checks the facts generated from each row's ground truth (`answer`) against its three answer
+types (answer, ungrounded_answer, poor_answer), through the runner: one run directory, resumable. The
+response cache lives in the output directory, so the facts of a row are generated once and shared by the
+methods, a rerun resumes, and a fresh directory measures cost from scratch (cached replies cost nothing).
+Reported per method and answer type: verification calls, prompt/completion tokens, model time, the share of
+facts judged True, N/A and failures (the paper's Table 3 and Figure 3, without human labels).
 
-    python benchmarks/recall_local.py --data /work/shared/data/wikieval_sample10.jsonl --model local
+    python benchmarks/recall_local.py --data ../shared/data/wikieval_sample10.jsonl --model local
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
-import platform
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import ragfacts
+from ragfacts.bench.progress import LineProgress
 from ragfacts.bench.recall_metrics import RecallMetrics, metrics_table, recall_metrics
-from ragfacts.datasets.wikieval import ANSWER_TYPES, RecallItem, load_wikieval_jsonl
-from ragfacts.methods.faaf import default_chunk_size, verify_facts
-from ragfacts.methods.facts import generate_facts
-from ragfacts.methods.prompt_tf import read_verdict, verify_facts_by_prompt
+from ragfacts.bench.rundir import RunDir
+from ragfacts.bench.runner import RunPlan, current_outcomes, run
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.wikieval import ANSWER_TYPES
+from ragfacts.methods.base import create_method
+from ragfacts.methods.prompt_tf import read_verdict
 from ragfacts.methods.verdicts import Verification
-from ragfacts.models import ChatModel
 from ragfacts.runtime import Runtime, Settings
 
-FAAF_VARIANTS = [("tf", False), ("tfn", False), ("tf", True), ("tfn", True)]
-METHODS = ["prompt-tf", *(f"faaf-{mode}" + ("+citation" if cite else "") for mode, cite in FAAF_VARIANTS)]
+METHODS = ["prompt-tf", "faaf:mode=tf", "faaf", "faaf:citations=true,mode=tf", "faaf:citations=true"]
+NAMES = {
+    "prompt-tf": "prompt-tf",
+    "faaf:mode=tf": "faaf-tf",
+    "faaf": "faaf-tfn",
+    "faaf:citations=true,mode=tf": "faaf-tf+citation",
+    "faaf:citations=true": "faaf-tfn+citation",
+}
 
 
 def main() -> None:
     args = _arguments()
-    out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    items = load_wikieval_jsonl(args.data)[: args.limit]
-    settings = Settings(model=args.model, base_url=args.base_url, concurrency=args.concurrency, use_cache=args.cache)
-    commit = _commit()  # before the run: the tree may move on while a slow local run goes
-    started = time.perf_counter()
-    rows = asyncio.run(_run(settings, items, out / "checkpoint.jsonl", args.chunk_size))
-    wall_s = time.perf_counter() - started
-    report = _report(args, items, rows, wall_s, commit)
-    (out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    (out / "recall_local.md").write_text(_markdown(report), encoding="utf-8")
-    print(_markdown(report))
-    print(f"written: {out / 'recall_local.json'}, {out / 'recall_local.md'}", file=sys.stderr)
+    report = asyncio.run(measure(args.data, args.out, args.model, args.base_url, args.concurrency, args.limit))
+    (args.out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    (args.out / "recall_local.md").write_text(markdown(report), encoding="utf-8")
+    print(markdown(report))
+    print(f"written: {args.out / 'recall_local.json'}, {args.out / 'recall_local.md'}", file=sys.stderr)
 
 
 def _arguments() -> argparse.Namespace:
@@ -59,121 +54,72 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--data", type=Path, required=True, help="WikiEval JSONL (e.g. wikieval_sample10.jsonl)")
     parser.add_argument("--model", default=None, help="openai:MODEL | local | local:/path.gguf")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint")
-    parser.add_argument("--out", type=Path, default=Path("recall_local_results"), help="result directory")
-    parser.add_argument("--limit", type=int, default=None, help="first N rows only")
-    parser.add_argument("--concurrency", type=int, default=4, help="rows in flight (local models run one at a time)")
-    parser.add_argument(
-        "--chunk-size", type=int, default=None, help="FaaF facts per call; 0 = all; default: per backend"
-    )
-    parser.add_argument("--cache", action="store_true", help="use the response cache (cached calls cost 0)")
+    parser.add_argument("--out", type=Path, default=Path("recall_local_results"), help="output directory")
+    parser.add_argument("--limit", type=int, default=None, help="judge at most N more answers (a rerun goes on)")
+    parser.add_argument("--concurrency", type=int, default=4, help="requests in flight (local models run one)")
     return parser.parse_args()
 
 
-async def _run(settings: Settings, items: list[RecallItem], checkpoint: Path, chunk_size: int | None) -> list[dict]:
-    """Return one record per row, reusing rows already in the checkpoint file."""
-    done = {}
-    if checkpoint.exists():
-        for line in checkpoint.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line torn by an interrupted run: that row is redone
-            done[record["id"]] = record
+async def measure(
+    data: Path, out: Path, model: str | None, base_url: str | None, concurrency: int, limit: int | None
+) -> dict[str, Any]:
+    """Run every method on every answer into OUT/run, then tabulate; a rerun resumes."""
+    settings = Settings(model=model, base_url=base_url, concurrency=concurrency, cache_dir=out / "cache")
     runtime = Runtime(settings)
+    dataset = Dataset.open(data)
+    plan = RunPlan(dataset=dataset, methods=[create_method(m) for m in METHODS], model_spec=str(runtime.spec))
+    plan.limit, plan.in_flight = limit, concurrency
     try:
-        model = runtime.model()
-        chunk = default_chunk_size(model) if chunk_size is None else (chunk_size or None)
-        slots = asyncio.Semaphore(settings.concurrency)
-        with checkpoint.open("a", encoding="utf-8") as handle:
-
-            async def one(item: RecallItem) -> dict:
-                if item.id in done:
-                    return done[item.id]
-                async with slots:
-                    record = await _check_row(model, item, chunk)
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-                handle.flush()
-                print(f"  {item.id}: {len(record['facts'])} facts", file=sys.stderr)
-                return record
-
-            records = await asyncio.gather(*(one(item) for item in items))
-        records = [{**r, "model": {"backend": model.backend, "model": model.model_id}} for r in records]
-        return records
+        chat = runtime.model()
+        report = await run(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
+        lines = [lines for _, lines in current_outcomes(RunDir(out / "run"), plan, chat)]
     finally:
         await runtime.aclose()
+    manifest = json.loads((out / "run" / "manifest.json").read_text(encoding="utf-8"))
+    return tabulate(lines, manifest, report.seconds, runtime.ledger.to_dict())
 
 
-async def _check_row(model: ChatModel, item: RecallItem, chunk: int | None) -> dict[str, Any]:
-    generation = await generate_facts(model, item.question, item.ground_truth or "")
-    facts = generation.facts
-    results: dict[str, dict[str, Any]] = {}
-    for kind in ANSWER_TYPES:
-        passage = item.answers[kind]
-        runs: dict[str, Verification] = {"prompt-tf": await verify_facts_by_prompt(model, facts, passage)}
-        for mode, citations in FAAF_VARIANTS:
-            verification = await verify_facts(model, facts, passage, mode, citations, chunk)
-            runs[verification.method] = verification
-        results[kind] = {method: v.model_dump(mode="json") for method, v in runs.items()}
-    return {
-        "id": item.id,
-        "facts": facts,
-        "fact_generation": generation.model_dump(mode="json"),
-        "chunk_size": chunk,
-        "results": results,
-    }
-
-
-def _report(
-    args: argparse.Namespace, items: list[RecallItem], rows: list[dict], wall_s: float, commit: str | None
+def tabulate(
+    lines: list[dict[str, Any]], manifest: dict[str, Any], seconds: float, ledger: dict[str, Any]
 ) -> dict[str, Any]:
+    """Per method and answer type: the paper's metrics, model time, corrected parsing, citations."""
     metrics: list[RecallMetrics] = []
     extra: list[dict[str, Any]] = []
     for method in METHODS:
         for kind in ANSWER_TYPES:
-            runs = [Verification.model_validate(row["results"][kind][method]) for row in rows]
-            metrics.append(recall_metrics(method, kind, [(v, None) for v in runs]))
-            seconds = sum(c.get("latency_s", 0.0) for v in runs for c in v.completions)
+            runs = [
+                Verification.model_validate(by_method[method]["result"]["verification"])
+                for by_method in lines
+                if method in by_method and by_method[method]["item"].get("answer_type") == kind
+            ]
+            metrics.append(recall_metrics(NAMES[method], kind, [(v, None) for v in runs]))
             corrected = None
-            if method == "prompt-tf":
-                # The same replies read with the negation-aware rule: no extra calls.
+            if method == "prompt-tf":  # the same replies read with the negation-aware rule: no extra calls
                 verdicts = [read_verdict(f.raw, "corrected") for v in runs for f in v.verdicts if f.raw is not None]
                 corrected = sum(v is True for v in verdicts) / max(sum(v.n_facts for v in runs), 1)
-            cited = sum(v.citations_given for v in runs)
             extra.append(
                 {
-                    "method": method,
+                    "method": NAMES[method],
                     "answer_type": kind,
-                    "model_seconds": round(seconds, 1),
+                    "model_seconds": round(sum(v.usage.model_s for v in runs), 1),
                     "true_fraction_corrected_parsing": corrected,
-                    "citations_given": cited,
+                    "citations_given": sum(v.citations_given for v in runs),
                     "citations_verified": sum(v.citations_verified for v in runs),
                 }
             )
-    generation_calls = sum(c["usage"]["calls"] for row in rows for c in row["fact_generation"]["completions"])
+    facts = [len(by_method["faaf"]["result"]["facts"]) for by_method in lines if "faaf" in by_method]
     return {
-        "spec": {
-            "model": rows[0]["model"] if rows else args.model,
-            "data": str(args.data),
-            "data_sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
-            "rows": len(items),
-            "chunk_size": rows[0]["chunk_size"] if rows else None,
-            "ragfacts": ragfacts.__version__,
-            "commit": commit,
-            "python": platform.python_version(),
-            "cache": args.cache,
-        },
-        "wall_seconds": round(wall_s, 1),
-        "facts": sum(len(row["facts"]) for row in rows),
-        "fact_generation": {
-            "calls": generation_calls,
-            "failures": sum(row["fact_generation"]["failure"] is not None for row in rows),
-        },
+        "spec": {key: manifest[key] for key in ("model", "dataset", "ragfacts", "commit", "python")},
+        "wall_seconds": round(seconds, 1),
+        "facts_per_answer": round(sum(facts) / max(len(facts), 1), 2),
+        "facts": sum(facts) // len(ANSWER_TYPES),
+        "fact_generation": ledger.get("generate_facts", {}),
         "metrics": [m.model_dump() for m in metrics],
         "extra": extra,
     }
 
 
-def _markdown(report: dict[str, Any]) -> str:
+def markdown(report: dict[str, Any]) -> str:
     spec = report["spec"]
     metrics = [RecallMetrics.model_validate(m) for m in report["metrics"]]
     totals: dict[str, dict[str, float]] = {}
@@ -184,16 +130,14 @@ def _markdown(report: dict[str, Any]) -> str:
         total["completion"] += m.completion_tokens
         total["seconds"] += e["model_seconds"]
         total["failed"] += m.failed_calls
-    model = spec["model"]
-    name = f"{model['backend']}:{model['model']}" if isinstance(model, dict) else model
+    generation = report["fact_generation"]
     lines = [
-        f"# Recall methods on {spec['rows']} WikiEval rows — {name}",
+        f"# Recall methods on {spec['dataset']['rows']} WikiEval rows — {spec['model']['spec']}",
         "",
-        f"{report['facts']} facts generated in {report['fact_generation']['calls']} calls "
-        f"({report['fact_generation']['failures']} failed); FaaF chunk size {spec['chunk_size'] or 'all'}; "
-        f"commit {spec['commit']}; wall time {report['wall_seconds']} s.",
+        f"{report['facts']} facts generated in {generation.get('calls', 0)} calls ({generation.get('failures', 0)} "
+        f"failed); commit {spec['commit']}; wall time {report['wall_seconds']} s (this invocation).",
         "",
-        "## Cost over all answer types (the paper's Table 3 / Figure 3)",
+        "## Cost of verification over all answer types (the paper's Table 3 / Figure 3)",
         "",
         "| method | calls | prompt tok | completion tok | model time s | failed calls |",
         "|---|---|---|---|---|---|",
@@ -221,19 +165,6 @@ def _markdown(report: dict[str, Any]) -> str:
         )
         lines.append("")
     return "\n".join(lines)
-
-
-def _commit() -> str | None:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).parent,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 if __name__ == "__main__":

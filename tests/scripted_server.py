@@ -126,12 +126,14 @@ def instance_of(schema: dict[str, Any], root: dict[str, Any] | None = None) -> A
 class ScriptedServer:
     """An OpenAI-compatible chat-completions server with a script, recording every request."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests the server was answering at once
         self._queue: list[Reply] = []
         self._rules: list[tuple[Callable[[RecordedRequest], bool], Reply, list[int]]] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
@@ -158,6 +160,7 @@ class ScriptedServer:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.max_in_flight = 0
             self._queue.clear()
             self._rules.clear()
 
@@ -185,6 +188,16 @@ class ScriptedServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._answer(request)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, request: RecordedRequest) -> None:
                 reply = server._next_reply(request)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)

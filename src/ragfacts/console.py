@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ragfacts.models import UsageLedger
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
 out = Console(soft_wrap=True)
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from ragfacts.models import (
     ChatModel,
@@ -20,6 +24,7 @@ from ragfacts.models import (
 )
 
 DEFAULT_API_MODEL = "gpt-4o-mini"
+T = TypeVar("T")
 
 
 @dataclass
@@ -74,3 +79,17 @@ class Runtime:
             await self._model.aclose()
         if self.cache is not None:
             self.cache.close()
+
+
+def run_sync(job: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from synchronous code, also inside a running event loop (Jupyter).
+
+    Inside a running loop the coroutine runs on a fresh loop in a worker thread while this thread waits:
+    `asyncio.run` cannot be called from a running loop, and nesting loops is not safe.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(job())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragfacts") as pool:
+        return pool.submit(lambda: asyncio.run(job())).result()

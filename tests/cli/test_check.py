@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from ragfacts.bench.official_csv import OFFICIAL_OUTPUT_COLUMNS
 from ragfacts.cli import app
-from ragfacts.datasets.face4rag import OFFICIAL_OUTPUT_COLUMNS
 from ragfacts.text import delimit
 from tests.conftest import TEST_KEY
 from tests.methods.test_lface4rag import REFERENCE, SEG1, SEG2, decomposition, names
@@ -125,8 +125,8 @@ def test_a_dataset_streams_one_result_line_per_answer_and_writes_the_official_cs
     lines = out.read_text(encoding="utf-8").splitlines()
     assert sorted(json.loads(line)["id"] for line in lines) == ["1", "2"]
     assert len(server.requests) == 2 * (1 + 2 * 2)
-    summary = json.loads(result.stdout)
-    assert summary["answers"] == 2 and summary["consistent"] == 2 and summary["failures"] == 0
+    (summary,) = json.loads(result.stdout)["summary"]
+    assert (summary["judged"], summary["consistent"], summary["failed_calls"]) == (2, 2, 0)
     with official.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         rows = list(reader)
@@ -140,7 +140,7 @@ def test_a_dataset_streams_one_result_line_per_answer_and_writes_the_official_cs
     assert {row["label_fact_FCE"] for row in rows} == {"1"} and {row["fce_output"] for row in rows} == {"1"}
 
 
-def test_a_rerun_resumes_checking_only_the_ids_not_yet_in_the_output(server, tmp_path):
+def test_a_rerun_checks_only_the_rows_not_yet_in_the_output(server, tmp_path):
     out = tmp_path / "out.jsonl"
     segments_for(server, ["1", "2", "3"])
     assert invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1", "2"])), "-o", str(out)).exit_code == 0
@@ -148,7 +148,7 @@ def test_a_rerun_resumes_checking_only_the_ids_not_yet_in_the_output(server, tmp
     server.requests.clear()
     result = invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1", "2", "3"])), "-o", str(out))
     assert result.exit_code == 0, result.output
-    assert "2 already done, 1 to check" in " ".join(result.stderr.split())
+    assert "3 results: 2 reused, 1 judged now" in " ".join(result.stderr.split())
     assert len(server.requests) == 5 and all("answer 3" in r.prompt for r in server.requests)
     text = out.read_text(encoding="utf-8")
     assert text.startswith(first_run)
@@ -174,7 +174,7 @@ def test_the_dataset_gate_exits_1_when_any_answer_is_inconsistent(server, tmp_pa
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("question,answer,id\nq,a,1\n", "no reference (or ref) column"),
+        ("question,answer,id\nq,a,1\n", "it has no reference to check the answer against"),
         ("question,ref,answer,id\nq,r,a,1\nq,r,b,1\n", "repeats the id"),
     ],
 )
@@ -182,7 +182,7 @@ def test_bad_dataset_input_exits_2_and_writes_nothing(server, tmp_path, content,
     data, out = tmp_path / "bad.csv", tmp_path / "out.jsonl"
     data.write_text(content, encoding="utf-8")
     result = invoke(server, "check", str(data), "-o", str(out), "--csv-out", str(tmp_path / "o.csv"))
-    assert result.exit_code == 2 and message in result.output
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
     assert not out.exists() and not (tmp_path / "o.csv").exists()
     assert server.requests == []
 
@@ -196,3 +196,53 @@ def test_a_dataset_takes_no_pair_options(server, tmp_path):
     data = dataset(tmp_path / "d.csv", ["1"])
     result = invoke(server, "check", str(data), "-o", str(tmp_path / "o.jsonl"), "--answer", "x")
     assert result.exit_code == 2 and "are for one pair" in result.output
+
+
+def test_error_type_codes_are_explained_where_they_are_printed(server):
+    server.enqueue(decomposition(SEG1))
+    inconsistent_everywhere(server)
+    result = invoke(server, "check", "--reference", REFERENCE, "--answer", SEG1)
+    assert "error types: KInve. entity inversion" in " ".join(result.stderr.split())
+
+
+def test_the_faithfulness_gate_names_the_measured_value(server):
+    server.enqueue(decomposition(SEG1, SEG2))
+    server.when(delimit("segment", SEG2), Reply.schema_valid(overrides={"verdict": "inconsistent"}))
+    result = invoke(server, "check", "-r", REFERENCE, "-a", f"{SEG1} {SEG2}", "--min-faithfulness", "0.8")
+    assert result.exit_code == 1
+    assert "gate --min-faithfulness 0.8 failed: lface4rag measured 0.500" in " ".join(result.stderr.split())
+
+
+def test_an_answer_file_that_is_not_utf8_is_bad_input_not_a_traceback(server, tmp_path):
+    (tmp_path / "answer.txt").write_bytes("caf\xe9".encode("latin-1"))
+    result = invoke(server, "check", "-r", REFERENCE, "-a", f"@{tmp_path / 'answer.txt'}")
+    assert result.exit_code == 2 and "not UTF-8" in " ".join(result.output.split()) and server.requests == []
+
+
+def test_a_misspelled_method_option_is_refused_with_the_options_it_takes(server):
+    result = invoke(server, "check", "-r", REFERENCE, "-a", SEG1, "-O", "stratgy=paper")
+    assert result.exit_code == 2 and "Options of lface4rag: strategy" in " ".join(result.output.split())
+    assert server.requests == []
+
+
+def test_options_given_with_o_reach_the_method(server):
+    server.enqueue(decomposition(SEG1))
+    result = invoke(server, "check", "-r", REFERENCE, "-a", SEG1, "-O", "logic=false", "-O", "cot=false")
+    assert result.exit_code == 0, result.output
+    assert names(server.requests) == ["Decomposition", "FactVerdict"]
+
+
+def test_a_dataset_into_a_run_directory_shows_progress_lines_when_not_on_a_terminal(server, tmp_path):
+    segments_for(server, ["1", "2"])
+    result = invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1", "2"])), "-o", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    assert "progress: 2/2 results" in result.stderr
+    assert (tmp_path / "run" / "results.jsonl").exists() and (tmp_path / "run" / "manifest.json").exists()
+
+
+def test_the_official_csv_may_not_overwrite_the_input(server, tmp_path):
+    data = dataset(tmp_path / "d.csv", ["1"])
+    before = data.read_text(encoding="utf-8")
+    result = invoke(server, "check", str(data), "-o", str(tmp_path / "run"), "--csv-out", str(data))
+    assert result.exit_code == 2 and "also an input" in result.output
+    assert data.read_text(encoding="utf-8") == before and server.requests == []

@@ -31,14 +31,14 @@ def cli(scripted_server, monkeypatch):
 
 def test_facts_prints_one_fact_per_line(cli, scripted_server):
     scripted_server.enqueue(Reply.json({"facts": FACTS[:2]}))
-    result = cli("facts", "--question", "What is Paris?", "--answer", ANSWER, json_output=False)
+    result = cli("facts", "--question", "What is Paris?", "--ground-truth", ANSWER, json_output=False)
     assert result.exit_code == 0, result.output
     assert result.stdout == "- Paris is the capital of France.\n- The Seine flows through Paris.\n"
 
 
 def test_facts_json_carries_the_provenance(cli, scripted_server):
     scripted_server.enqueue(Reply.json({"facts": FACTS[:2]}))
-    result = cli("facts", "--question", "What is Paris?", "--answer", ANSWER)
+    result = cli("facts", "--question", "What is Paris?", "--ground-truth", ANSWER)
     data = json.loads(result.stdout)
     assert data["facts"] == FACTS[:2]
     assert data["completions"][0]["model"] == "scripted" and data["prompt_version"] == "generate_facts/en@1"
@@ -46,7 +46,7 @@ def test_facts_json_carries_the_provenance(cli, scripted_server):
 
 def test_facts_exits_1_when_the_model_fails(cli, scripted_server):
     scripted_server.enqueue(Reply.error(400))
-    result = cli("facts", "--answer", ANSWER, json_output=False)
+    result = cli("facts", "--ground-truth", ANSWER, json_output=False)
     assert result.exit_code == 1
     assert "fact generation failed" in result.output
 
@@ -96,7 +96,7 @@ def test_recall_prompt_method_makes_one_call_per_fact(cli, scripted_server):
     scripted_server.when("Olympics", Reply.text("I cannot say."))
     scripted_server.when("claim", Reply.text("The claim is not true."))
     result = cli(
-        "recall", "--answer", ANSWER, "--facts", "\n".join(FACTS), "--method", "prompt", "--parsing", "corrected"
+        "recall", "--answer", ANSWER, "--facts", "\n".join(FACTS), "--method", "prompt-tf", "--parsing", "corrected"
     )
     data = json.loads(result.stdout)
     assert len(scripted_server.requests) == 3
@@ -107,7 +107,7 @@ def test_recall_human_output_shows_verdicts_and_the_score(cli, scripted_server):
     scripted_server.enqueue(Reply.json({"fact_0": "True", "fact_1": "False", "fact_2": "False"}))
     result = cli("recall", "--answer", ANSWER, "--facts", "\n".join(FACTS), "--mode", "tf", json_output=False)
     assert result.exit_code == 0, result.output
-    assert "recall: 1/3 facts (33%)" in result.stdout
+    assert "recall: 1/3 facts (33%)" in result.stderr and result.stdout == ""
 
 
 @pytest.mark.parametrize(
@@ -120,6 +120,9 @@ def test_recall_human_output_shows_verdicts_and_the_score(cli, scripted_server):
         ["recall", "--answer", ANSWER, "--facts", "[1, 2]"],
         ["recall", "data.jsonl"],
         ["recall", "--answer", ANSWER, "--facts", "A.", "--mode", "yes-no"],
+        ["recall", "--answer", ANSWER, "--facts", "A.", "--parsing", "corrected"],
+        ["recall", "--answer", "  ", "--facts", "A."],
+        ["facts", "--ground-truth", ""],
     ],
 )
 def test_recall_bad_usage_exits_2_without_calling_the_model(cli, scripted_server, args):
@@ -133,7 +136,7 @@ def write_rows(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_recall_dataset_streams_one_line_per_row_and_resumes(cli, scripted_server, tmp_path: Path):
+def test_recall_dataset_writes_one_line_per_row_and_resumes(cli, scripted_server, tmp_path: Path):
     data = write_rows(tmp_path / "rows.jsonl", [{"id": f"r{n}", "answer": ANSWER, "facts": FACTS} for n in range(3)])
     output = tmp_path / "out.jsonl"
     first = cli("recall", str(data), "-o", str(output), "--limit", "2")
@@ -144,22 +147,11 @@ def test_recall_dataset_streams_one_line_per_row_and_resumes(cli, scripted_serve
     scripted_server.reset()
     second = cli("recall", str(data), "-o", str(output))
     assert second.exit_code == 0, second.output
-    assert len(scripted_server.requests) == 1  # only r2: finished rows are skipped, not re-asked
-    lines = [json.loads(line) for line in output.read_text().splitlines()]
-    assert sorted(line["id"] for line in lines) == ["r0", "r1", "r2"]
-    assert json.loads(second.stdout)["written"] == 1
-
-
-def test_recall_dataset_redoes_a_torn_last_line(cli, scripted_server, tmp_path: Path):
-    data = write_rows(tmp_path / "rows.jsonl", [{"id": f"r{n}", "answer": ANSWER, "facts": FACTS} for n in range(2)])
-    output = tmp_path / "out.jsonl"
-    cli("recall", str(data), "-o", str(output), "--limit", "1")
-    output.write_text(output.read_text() + '{"id": "r1", "results": {"ans', encoding="utf-8")  # killed mid-write
-    scripted_server.reset()
-    result = cli("recall", str(data), "-o", str(output))
-    assert result.exit_code == 0, result.output
-    assert len(scripted_server.requests) == 1
-    assert [json.loads(line)["id"] for line in output.read_text().splitlines()] == ["r0", "r1"]
+    assert len(scripted_server.requests) == 1  # only r2: finished rows are reused, not re-asked
+    assert sorted(json.loads(line)["id"] for line in output.read_text().splitlines()) == ["r0", "r1", "r2"]
+    document = json.loads(second.stdout)
+    assert document["report"]["ran"] == 1 and document["report"]["reused"] == 2
+    assert [row["recall"] for row in document["rows"]] == [1.0, 1.0, 1.0]
 
 
 def test_recall_dataset_bad_input_exits_2_and_writes_nothing(cli, scripted_server, tmp_path: Path):
@@ -172,12 +164,27 @@ def test_recall_dataset_bad_input_exits_2_and_writes_nothing(cli, scripted_serve
     assert not output.exists() and scripted_server.requests == []
 
 
+def test_recall_dataset_refuses_rows_without_facts_or_a_ground_truth(cli, scripted_server, tmp_path: Path):
+    data = write_rows(tmp_path / "rows.jsonl", [{"answer": ANSWER, "reference": "context only"}])
+    result = cli("recall", str(data), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2 and "neither facts nor a ground truth" in " ".join(result.output.split())
+    assert not (tmp_path / "out").exists() and scripted_server.requests == []
+
+
 def test_recall_dataset_refuses_an_output_file_that_is_not_results(cli, scripted_server, tmp_path: Path):
     data = write_rows(tmp_path / "rows.jsonl", [{"id": "r0", "answer": ANSWER, "facts": FACTS}])
     output = tmp_path / "out.jsonl"
     output.write_text("hello\n", encoding="utf-8")
     result = cli("recall", str(data), "-o", str(output))
     assert result.exit_code == 2 and output.read_text() == "hello\n"
+
+
+def test_recall_onto_a_run_of_check_is_refused(cli, scripted_server, tmp_path: Path):
+    data = write_rows(tmp_path / "rows.jsonl", [{"answer": ANSWER, "reference": "r", "facts": FACTS}])
+    assert cli("check", str(data), "-o", str(tmp_path / "run")).exit_code == 0
+    scripted_server.reset()
+    result = cli("recall", str(data), "-o", str(tmp_path / "run"))
+    assert result.exit_code == 2 and "another configuration" in result.output and scripted_server.requests == []
 
 
 def test_recall_dataset_wikieval_rows_generate_facts_and_check_every_answer(cli, scripted_server, tmp_path: Path):
@@ -189,15 +196,19 @@ def test_recall_dataset_wikieval_rows_generate_facts_and_check_every_answer(cli,
         "source": "Paris",
     }
     data = write_rows(tmp_path / "wikieval.jsonl", [row])
-    output = tmp_path / "out.jsonl"
+    output = tmp_path / "run"
     scripted_server.when("<reference_answer>", Reply.json({"facts": FACTS[:2]}))
-    result = cli("recall", str(data), "-o", str(output))
+    result = runner.invoke(
+        app,
+        ["--model", "openai:scripted", "--base-url", scripted_server.base_url, "recall", str(data), "-o", str(output)],
+    )
     assert result.exit_code == 0, result.output
-    assert len(scripted_server.requests) == 4  # one fact generation, one FaaF call per answer type
-    assert "Answer:" not in scripted_server.requests[0].prompt
-    line = json.loads(output.read_text())
-    assert line["id"] == "Paris" and line["facts_source"] == "generated"
-    assert set(line["results"]) == {"answer", "ungrounded_answer", "poor_answer"}
+    generations = [r for r in scripted_server.requests if "<reference_answer>" in r.prompt]
+    assert len(generations) == 1  # the three answers share one ground truth: one generation, two shared
+    assert len(scripted_server.requests) == 4 and "Answer:" not in generations[0].prompt
+    lines = [json.loads(line) for line in (output / "results.jsonl").read_text().splitlines()]
+    assert sorted(line["id"] for line in lines) == ["Paris/answer", "Paris/poor_answer", "Paris/ungrounded_answer"]
+    assert "wikieval layout" in result.stderr
 
 
 def test_recall_dataset_on_wikievalfacts_reports_error_rate_against_human_labels(cli, scripted_server, tmp_path):
@@ -209,10 +220,11 @@ def test_recall_dataset_on_wikievalfacts_reports_error_rate_against_human_labels
         writer.writeheader()
         writer.writerow(pslv_row())
     # Every fact judged True: answer labels T,T,T -> ER 0; ungrounded F,T,F -> ER 2/3; poor F,F,(none) -> ER 1.
-    result = cli("recall", str(path), "-o", str(tmp_path / "out.jsonl"), "--mode", "tf")
+    result = cli("recall", str(path), "-o", str(tmp_path / "run"), "--mode", "tf")
     assert result.exit_code == 0, result.output
-    metrics = {m["answer_type"]: m for m in json.loads(result.stdout)["metrics"]}
+    assert "Recall by answer type" in result.stderr
+    metrics = {m["answer_type"]: m for m in json.loads(result.stdout)["recall_metrics"]}
     assert metrics["answer"]["error_rate"] == 0.0
     assert metrics["ungrounded_answer"]["error_rate"] == pytest.approx(2 / 3)
     assert metrics["poor_answer"]["error_rate"] == 1.0 and metrics["poor_answer"]["labelled"] == 2
-    assert metrics["answer"]["calls"] == 1 and metrics["answer"]["method"] == "faaf-tf"
+    assert metrics["answer"]["calls"] == 1 and metrics["answer"]["method"] == "faaf:mode=tf"

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ragfacts.methods.faaf import (
     NOT_CLEAR,
-    default_chunk_size,
     fact_sheet_model,
     recall,
     verify_facts,
@@ -100,7 +97,7 @@ async def test_faaf_makes_one_call_per_passage(make_model, scripted_server):
     facts = [f"Fact number {n} holds." for n in range(7)]
     result = await verify_facts(make_model(), facts, PASSAGE)
     assert len(scripted_server.requests) == 1
-    assert result.calls == 1 and result.n_facts == 7
+    assert result.usage.calls == 1 and result.n_facts == 7
 
 
 async def test_faaf_makes_one_call_per_chunk(make_model, scripted_server):
@@ -114,7 +111,7 @@ async def test_faaf_makes_one_call_per_chunk(make_model, scripted_server):
     assert sorted(title for chunk in titles for title in chunk) == sorted(facts)
     assert [v.index for v in result.verdicts] == [0, 1, 2, 3, 4]
     assert [v.fact for v in result.verdicts] == facts
-    assert result.calls == 3 and result.prompt_tokens == 33 and result.completion_tokens == 21
+    assert result.usage.calls == 3 and result.usage.prompt_tokens == 33 and result.usage.completion_tokens == 21
 
 
 async def test_one_failed_chunk_does_not_hide_the_others(make_model, scripted_server):
@@ -182,16 +179,6 @@ async def test_verify_facts_rejects_a_bad_mode_or_chunk_size(make_model):
         await verify_facts(make_model(), FACTS, PASSAGE, chunk_size=0)
 
 
-def test_default_chunk_size_is_all_facts_in_one_call_on_every_backend(make_model, tmp_path: Path):
-    # Measured: smaller chunks made the embedded model no stricter, at up to 3.8x the calls.
-    from ragfacts.models.llamacpp import LlamaCppModel
-
-    weights = tmp_path / "tiny.gguf"
-    weights.write_bytes(b"GGUF")  # never loaded: the model is only asked for its backend
-    assert default_chunk_size(LlamaCppModel(weights)) is None
-    assert default_chunk_size(make_model()) is None
-
-
 async def test_recall_generates_facts_then_verifies_them(make_model, scripted_server):
     ledger = UsageLedger()
     scripted_server.enqueue(
@@ -225,3 +212,18 @@ async def test_recall_after_a_failed_generation_has_no_facts_and_says_why(make_m
     assert result.facts == [] and result.recall is None and not result.ok
     assert result.fact_generation is not None and result.fact_generation.failure is not None
     assert len(scripted_server.requests) == 1
+    outcome = result.outcome()
+    assert outcome.score is None and outcome.failures == 1 and not outcome.complete
+
+
+async def test_the_default_is_all_facts_in_one_call(make_model, scripted_server):
+    # Measured on the embedded model: smaller chunks made it no stricter, at up to 3.8x the calls.
+    await recall(make_model(), None, None, PASSAGE, facts=FACTS)
+    assert len(scripted_server.requests) == 1
+
+
+async def test_recall_outcome_counts_unscored_facts_as_absent(make_model, scripted_server):
+    scripted_server.enqueue(Reply.malformed(), Reply.malformed(), Reply.malformed())
+    result = await recall(make_model(), None, None, PASSAGE, facts=FACTS[:2])
+    outcome = result.outcome()
+    assert outcome.score == 0.0 and outcome.score_upper == 1.0 and outcome.units == 2 and outcome.failures == 1

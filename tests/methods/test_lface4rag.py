@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragfacts.methods.lface4rag import AnswerLabel, CheckItem, CheckOptions, check, check_answer, check_many
+from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_answer
 from ragfacts.models import FailureKind
 from ragfacts.text import delimit
 from ragfacts.typology import ErrorType
-from tests.conftest import TEST_KEY
 from tests.scripted_server import RecordedRequest, Reply
 
 REFERENCE = (
@@ -254,26 +253,21 @@ async def test_an_empty_answer_is_unscored_without_a_model_call(make_model, scri
     assert scripted_server.requests == []
 
 
-async def test_check_many_keeps_input_order_and_reports_each_result_as_it_is_done(make_model, scripted_server):
-    scripted_server.when(delimit("answer", SEG1), decomposition(SEG1))
-    scripted_server.when(delimit("answer", SEG2), decomposition(SEG2))
-    items = [CheckItem(id="a", reference=REFERENCE, answer=SEG1), CheckItem(id="b", reference=REFERENCE, answer=SEG2)]
-    seen: list[str | None] = []
-    results = await check_many(make_model(), items, on_result=lambda r: seen.append(r.id))
-    assert [r.id for r in results] == ["a", "b"] and sorted(seen) == ["a", "b"]
-    assert len(scripted_server.requests) == 6
+async def test_faithfulness_is_the_share_of_consistent_segments(make_model, scripted_server):
+    scripted_server.enqueue(decomposition(SEG1, SEG2))
+    scripted_server.when(delimit("segment", SEG2), Reply.schema_valid(overrides={"verdict": "inconsistent"}))
+    result = await check_answer(make_model(), REFERENCE, ANSWER)
+    assert result.faithfulness == 0.5
+    outcome = result.outcome()
+    assert outcome.label == "inconsistent" and outcome.score == 0.5 and outcome.complete
 
 
-def test_check_runs_synchronously_on_the_configured_default_model(scripted_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    monkeypatch.setenv("RAGFACTS_MODEL", "openai:scripted")
-    monkeypatch.setenv("RAGFACTS_BASE_URL", scripted_server.base_url)
-    scripted_server.enqueue(decomposition(SEG1))
-    result = check(REFERENCE, SEG1, QUESTION)
-    assert result.label is AnswerLabel.CONSISTENT and result.model == "scripted"
-    assert len(scripted_server.requests) == 3
-
-
-def test_check_uses_the_model_it_is_given(make_model, scripted_server):
-    scripted_server.enqueue(decomposition(SEG1))
-    assert check(REFERENCE, SEG1, model=make_model()).model == "scripted-model"
+async def test_an_unscored_segment_counts_against_faithfulness_and_leaves_the_result_incomplete(
+    make_model, scripted_server
+):
+    scripted_server.enqueue(decomposition(SEG1, SEG2))
+    scripted_server.when(delimit("segment", SEG2), Reply.error(400))
+    result = await check_answer(make_model(), REFERENCE, ANSWER)
+    outcome = result.outcome()
+    assert result.label is AnswerLabel.UNSCORED
+    assert outcome.score == 0.5 and outcome.score_upper == 1.0 and not outcome.complete and outcome.failures == 2

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragfacts.methods.faaf import recall
 from ragfacts.methods.prompt_tf import read_verdict, verify_facts_by_prompt
+from ragfacts.methods.recall import recall
 from tests.scripted_server import Reply
 
 FACTS = [
@@ -24,7 +24,7 @@ async def test_prompt_baseline_makes_one_plain_call_per_fact(make_model, scripte
         assert "response_format" not in request.body and "tools" not in request.body
         assert sum(fact in request.prompt for fact in FACTS) == 1
         assert "True or False" in request.prompt and PASSAGE in request.prompt
-    assert result.calls == 3 and result.method == "prompt-tf"
+    assert result.usage.calls == 3 and result.method == "prompt-tf"
 
 
 async def test_each_fact_gets_the_verdict_of_its_own_reply(make_model, scripted_server):
@@ -57,7 +57,7 @@ async def test_a_failed_call_is_unscored_and_counted(make_model, scripted_server
 
 async def test_recall_can_use_the_prompt_baseline(make_model, scripted_server):
     scripted_server.when("claim", Reply.text("True"))
-    result = await recall(make_model(), None, None, PASSAGE, facts=FACTS, method="prompt")
+    result = await recall(make_model(), None, None, PASSAGE, facts=FACTS, method="prompt-tf")
     assert len(scripted_server.requests) == 3 and result.recall == 1.0
 
 

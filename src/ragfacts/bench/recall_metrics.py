@@ -85,9 +85,10 @@ def recall_metrics(
         row.answers += 1
         row.failed += verification.n_failed
         row.failed_calls += sum(c.get("failure") is not None for c in verification.completions)
-        row.calls += verification.calls
-        row.prompt_tokens += verification.prompt_tokens
-        row.completion_tokens += verification.completion_tokens
+        usage = verification.usage
+        row.calls += usage.calls
+        row.prompt_tokens += usage.prompt_tokens
+        row.completion_tokens += usage.completion_tokens
         if verification.recall is not None:
             recalls.append(verification.recall)
     row.facts = len(all_predictions)

@@ -1,19 +1,25 @@
-"""What every command shares: the global state, clear failures, running with a runtime."""
+"""What every command shares: the global state, exit codes, clear failures, running with a runtime."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
 
 from ragfacts.console import err, ledger_table
-from ragfacts.models import ConfigurationError
+from ragfacts.models import ConfigurationError, UsageLedger
 from ragfacts.runtime import Runtime, Settings
 
 T = TypeVar("T")
+
+EXIT_GATE = 1  # a gate failed (--min-*, --fail-on-inconsistent)
+EXIT_USAGE = 2  # bad usage or input; nothing was written
+EXIT_STOPPED = 3  # the run stopped early (e.g. the endpoint is down); rerun to resume
+EXIT_INTERNAL = 4  # a bug in ragfacts: the message says how to see the traceback
 
 
 class AppState:
@@ -24,26 +30,42 @@ class AppState:
         self.as_json = as_json
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print a clear error and exit with `code` (2: bad usage or input)."""
     err.print(f"[red]error:[/red] {escape(message)}")
     raise typer.Exit(code)
 
 
-def run_with_runtime(
-    state: AppState,
-    job: Callable[[Runtime], Awaitable[T]],
-    show_ledger: bool = True,
-    report: Callable[[T], None] | None = None,
-) -> T:
-    """Build the run's model, run `job`, `report` its result, then print the usage ledger on stderr.
+def read_text_argument(value: str | None, option: str) -> str | None:
+    """The option's text, read from the file for @path; an unreadable file or an empty text is bad input."""
+    if value is None:
+        return None
+    text = value
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            fail(f"{option} {value}: no such file")
+        except UnicodeDecodeError:
+            fail(f"{option} {value}: not UTF-8 text; save the file as UTF-8")
+        except OSError as error:
+            fail(f"{option} {value}: cannot read it: {error.strerror or error}")
+    if not text.strip():
+        fail(f"{option} is empty")
+    return text
 
-    Exits 2 on bad configuration. The ledger comes last, so it closes every run's output.
-    """
+
+def build_runtime(state: AppState) -> Runtime:
+    """The run's runtime (model, cache, ledger); bad configuration exits 2."""
     try:
-        runtime = Runtime(state.settings)
+        return Runtime(state.settings)
     except ConfigurationError as error:
         fail(str(error))
+
+
+def run_async(runtime: Runtime, job: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Run `job` with the runtime and close it; a configuration problem found on the way exits 2."""
 
     async def go() -> T:
         try:
@@ -52,11 +74,27 @@ def run_with_runtime(
             await runtime.aclose()
 
     try:
-        result = asyncio.run(go())
+        return asyncio.run(go())
     except ConfigurationError as error:
         fail(str(error))
+
+
+def run_with_runtime(
+    state: AppState,
+    job: Callable[[Runtime], Awaitable[T]],
+    report: Callable[[T], None] | None = None,
+) -> T:
+    """Build the run's model, run `job`, `report` its result, then print the usage ledger on stderr.
+
+    Exits 2 on bad configuration. The ledger comes last, so it closes every run's output.
+    """
+    runtime = build_runtime(state)
+    result = run_async(runtime, job)
     if report is not None:
         report(result)
-    if show_ledger:
-        err.print(ledger_table(runtime.ledger))
+    show_ledger(runtime.ledger)
     return result
+
+
+def show_ledger(ledger: UsageLedger) -> None:
+    err.print(ledger_table(ledger))

@@ -10,12 +10,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragfacts.cli import app
-from ragfacts.cli._common import AppState, run_with_runtime
+from ragfacts.cli._common import AppState, fail, run_with_runtime
+from ragfacts.cli._render import show_legend
 from ragfacts.console import err, print_json
 from ragfacts.datasets.demo import DemoExample, load_demo_examples
-from ragfacts.methods.faaf import default_chunk_size, recall
+from ragfacts.items import Item
+from ragfacts.methods.base import create_method
 from ragfacts.methods.facts import generate_facts
-from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_answer
+from ragfacts.methods.lface4rag import AnswerLabel
 from ragfacts.runtime import Runtime
 
 
@@ -28,13 +30,13 @@ def demo(
     state: AppState = ctx.obj
     examples = [e for e in load_demo_examples() if lang is None or e.lang == lang]
     if not examples:
-        err.print(f"[red]error:[/red] no demo example in language {escape(str(lang))!r}; use zh or en")
-        raise typer.Exit(2)
+        fail(f"no demo example in language {lang!r}; use zh or en")
+    precision = create_method("lface4rag")  # strategy auto: sentence_scores on local models, else the paper's
+    recall = create_method("faaf")
 
     async def job(runtime: Runtime) -> list[dict[str, Any]]:
         model = runtime.model()
         err.print(f"model: [bold]{escape(model.model_id)}[/bold] ({model.backend})")
-        options = CheckOptions()  # auto: sentence_scores on local models, the paper's pipeline otherwise
         steps = sum(1 + 2 * len(e.answers) for e in examples)
         rows: list[dict[str, Any]] = []
         with Progress(
@@ -51,28 +53,28 @@ def demo(
                 facts = await generate_facts(model, example.question, example.ground_truth, example.lang)
                 progress.advance(task)
                 for kind, answer in example.answers.items():
+                    item = Item(
+                        id=f"{example.id}/{kind}",
+                        question=example.question,
+                        reference=example.reference,
+                        ground_truth=example.ground_truth,
+                        facts=facts.facts or None,
+                        answer=answer,
+                    )
                     progress.update(task, description=f"{example.id}/{kind}: precision")
-                    checked = await check_answer(model, example.reference, answer, example.question, options)
+                    checked = await precision.evaluate(item, model)
                     progress.advance(task)
                     progress.update(task, description=f"{example.id}/{kind}: recall")
-                    recalled = await recall(
-                        model,
-                        example.question,
-                        example.ground_truth,
-                        answer,
-                        facts=facts.facts,
-                        chunk_size=default_chunk_size(model),
-                        lang=example.lang,
-                    )
+                    recalled = await recall.evaluate(item, model)
                     progress.advance(task)
                     rows.append(_row(example, kind, checked, recalled, facts))
         return rows
 
     def report(rows: list[dict[str, Any]]) -> None:
+        err.print(_report(rows))
+        show_legend(code for row in rows for code in row["precision"]["error_types"])
         if state.as_json:
             print_json(rows)
-        else:
-            err.print(_report(rows))
 
     run_with_runtime(state, job, report=report)
 

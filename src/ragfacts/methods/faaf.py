@@ -3,7 +3,7 @@
 The fact sheet is a pydantic model built at run time: field `fact_i` has the fact as its title and the
 instruction as its description; with citations, a `citation_i` field asking for the supporting excerpt
 comes first, so the model looks for evidence before it judges. In the three-way variant the parser maps
-"Not clear from the given passage" to False and keeps the raw value.
+"Not clear from the given passage" to False and keeps the raw value. Registered as the method "faaf".
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, computed_field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from ragfacts.methods.facts import GeneratedFacts, generate_facts
-from ragfacts.methods.prompt_tf import Parsing, verify_facts_by_prompt
+from ragfacts.methods.base import method
+from ragfacts.methods.recall import Lang, RecallMethod, RecallResult, recall
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Completion, Message
 from ragfacts.prompts import load_prompt
@@ -26,15 +26,14 @@ __all__ = [
     "FALSE",
     "NOT_CLEAR",
     "TRUE",
+    "FaaF",
+    "FaaFOptions",
     "FactSheet",
     "FactVerdict",
-    "GeneratedFacts",
     "RecallResult",
     "Verification",
-    "default_chunk_size",
     "faaf_method_name",
     "fact_sheet_model",
-    "generate_facts",
     "recall",
     "verify_facts",
 ]
@@ -43,13 +42,7 @@ TRUE = "True"
 FALSE = "False"
 NOT_CLEAR = "Not clear from the given passage"
 Mode = Literal["tf", "tfn"]
-Method = Literal["faaf", "prompt"]
 STAGE = "faaf"
-# Facts per call by backend; None = all facts of a passage in one call, as the paper does. Measured on the
-# embedded 1.5B model (benchmarks/faaf_chunk_size.py, 38 facts x 3 answer types, T/F/N): chunk sizes 1, 2, 4
-# and all judged True 76/68, 76/66, 74/61 and 74/55 % of the facts of ungrounded/poor answers (humans: 30/9)
-# in 114, 63, 39 and 30 calls. Smaller chunks cost more calls and made the small model no stricter.
-DEFAULT_CHUNK_SIZE: dict[str, int | None] = {"local": None, "openai": None}
 
 _VALUES: dict[str, tuple[str, ...]] = {"tf": (TRUE, FALSE), "tfn": (TRUE, FALSE, NOT_CLEAR)}
 _TYPES: dict[str, Any] = {
@@ -97,11 +90,6 @@ def fact_sheet_model(
     sheet.fact_fields = {normalise(fact): f"fact_{index}" for index, fact in enumerate(facts)}
     sheet.allowed_values = _VALUES[mode]
     return sheet
-
-
-def default_chunk_size(model: ChatModel) -> int | None:
-    """Facts per call for this model's backend (None: all in one call); see DEFAULT_CHUNK_SIZE for why."""
-    return DEFAULT_CHUNK_SIZE.get(model.backend)
 
 
 def faaf_method_name(mode: Mode, citations: bool) -> str:
@@ -181,67 +169,35 @@ async def _verify_chunk(
     return verdicts, completion
 
 
-class RecallResult(BaseModel):
-    """Factual recall of one answer: the facts (given or generated), their verification, the score."""
+class FaaFOptions(BaseModel):
+    """How FaaF verifies: the verdict values, citations, facts per call, prompt language."""
 
-    question: str | None = None
-    ground_truth: str | None = None
-    answer: str
-    facts: list[str]
-    fact_generation: GeneratedFacts | None = None
-    verification: Verification
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    @computed_field
-    @property
-    def recall(self) -> float | None:
-        return self.verification.recall
-
-    @property
-    def ok(self) -> bool:
-        generated_ok = self.fact_generation is None or self.fact_generation.ok
-        return generated_ok and self.verification.ok
-
-
-async def recall(
-    model: ChatModel,
-    question: str | None,
-    ground_truth: str | None,
-    answer: str,
-    *,
-    facts: Sequence[str] | None = None,
-    method: Method = "faaf",
-    mode: Mode = "tfn",
-    citations: bool = False,
-    chunk_size: int | None = None,
-    parsing: Parsing = "faithful",
-    lang: str | None = None,
-) -> RecallResult:
-    """Return how many facts of `ground_truth` (or the given `facts`) `answer` recalls.
-
-    `method="prompt"` uses the one-call-per-fact baseline (with `parsing`); FaaF uses `mode`,
-    `citations` and `chunk_size`. A failed fact generation gives a result with no facts and its failure.
-    """
-    generation: GeneratedFacts | None = None
-    if facts is None:
-        if ground_truth is None:
-            raise ValueError("recall needs either facts or a ground truth to generate them from")
-        generation = await generate_facts(model, question, ground_truth, lang)
-        facts = generation.facts
-    facts = list(facts)
-    if method == "prompt":
-        verification = await verify_facts_by_prompt(model, facts, answer, parsing=parsing, lang=lang)
-    elif method == "faaf":
-        verification = await verify_facts(model, facts, answer, mode, citations, chunk_size, lang)
-    else:
-        raise ValueError(f"unknown recall method {method!r}: use 'faaf' or 'prompt'")
-    return RecallResult(
-        question=question,
-        ground_truth=ground_truth,
-        answer=answer,
-        facts=facts,
-        fact_generation=generation,
-        verification=verification,
+    mode: Mode = Field("tfn", description="tf: True/False; tfn: True/False/Not clear from the given passage")
+    citations: bool = Field(False, description="ask for the supporting excerpt of the answer before each verdict")
+    chunk_size: int = Field(
+        0,
+        ge=0,
+        description="facts per call; 0 = all facts of an answer in one call. Measured on the embedded 1.5B model "
+        "(benchmarks/faaf_chunk_size.py): sizes 1, 2, 4 and all cost 114, 63, 39 and 30 calls and smaller chunks "
+        "judged no more strictly, so all-in-one is the default",
     )
+    lang: Lang = Field("auto", description="prompt language; auto = detected from the answer and the facts")
+
+
+@method("faaf")
+class FaaF(RecallMethod):
+    """Recall by Facts as a Function: all facts of an answer in one structured call, one enum field per fact."""
+
+    Options = FaaFOptions
+    description = "Facts as a Function: facts from the ground truth, verified in one structured call, one enum per fact"
+    prompts = ("generate_facts", "verify_facts", "verify_facts_tf", "verify_facts_tfn", "verify_facts_citation")
+    options: FaaFOptions
+
+    async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
+        o = self.options
+        return await verify_facts(model, facts, answer, o.mode, o.citations, o.chunk_size or None, lang)
 
 
 def _unwrap(data: Any, sheet: type[FactSheet]) -> Any:

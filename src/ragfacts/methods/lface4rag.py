@@ -3,23 +3,17 @@
 Logic-preserving decomposition of the answer, then per segment a fact-consistency and a logic-consistency
 chain of thought; the answer is consistent iff every segment passes both. Failing segments get an error
 type from the Face4RAG typology; every quote the model claims to take from the reference is verified.
+Registered as the method "lface4rag"; its options (`CheckOptions`) choose the strategy and the ablations.
 
     result = await check_answer(model, reference, answer, question)
-    result.label, result.error_types, result.segments[0].fact.points
+    result.label, result.faithfulness, result.error_types, result.segments[0].fact.points
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterable
-
-from ragfacts.methods.precision.options import (
-    CheckItem,
-    CheckOptions,
-    DecompositionMethod,
-    Strategy,
-    default_strategy,
-)
+from ragfacts.items import Item
+from ragfacts.methods.base import Method, method
+from ragfacts.methods.precision.options import CheckOptions, DecompositionMethod, Strategy, default_strategy
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -29,7 +23,6 @@ from ragfacts.methods.precision.results import (
     LogicResult,
     PointResult,
     QuoteCheck,
-    ResultUsage,
     ScoreResult,
     SegmentResult,
     StageFailure,
@@ -42,28 +35,59 @@ from ragfacts.models import ChatModel
 __all__ = [
     "AnswerLabel",
     "CallRecord",
-    "CheckItem",
     "CheckOptions",
     "CheckResult",
     "DecompositionMethod",
     "FactResult",
     "HolisticResult",
+    "LFace4RAG",
     "LogicResult",
     "PointResult",
     "QuoteCheck",
-    "ResultUsage",
     "ScoreResult",
     "SegmentResult",
     "StageFailure",
     "StageResult",
     "Strategy",
-    "check",
     "check_answer",
     "check_item",
-    "check_many",
     "default_strategy",
     "verify_quote",
 ]
+
+
+@method("lface4rag")
+class LFace4RAG(Method):
+    """Precision by L-Face4RAG: decomposition, then a fact and a logic stage per segment."""
+
+    kind = "precision"
+    Options = CheckOptions
+    result_type = CheckResult
+    description = (
+        "Face4RAG's L-Face4RAG: logic-preserving decomposition, fact and logic chain-of-thought checks per "
+        "segment, Face4RAG error types; strategies for small models"
+    )
+    prompts = (
+        "decompose",
+        "decompose_conventional",
+        "fact_consistency",
+        "fact_consistency_direct",
+        "logic_consistency",
+        "logic_consistency_direct",
+        "holistic",
+        "holistic_direct",
+        "precision_score_statement",
+    )
+    options: CheckOptions
+
+    def accepts(self, item: Item) -> str | None:
+        return None if item.reference and item.reference.strip() else "it has no reference to check the answer against"
+
+    def resolved(self, model: ChatModel) -> LFace4RAG:
+        return LFace4RAG(self.options.resolve_strategy(model.backend), spec=self.spec)
+
+    async def evaluate(self, item: Item, model: ChatModel) -> CheckResult:
+        return await check_item(model, item, self.options)
 
 
 async def check_answer(
@@ -74,64 +98,17 @@ async def check_answer(
     options: CheckOptions | None = None,
 ) -> CheckResult:
     """Return the precision check of one answer against its reference."""
-    return await check_item(model, CheckItem(question=question, reference=reference, answer=answer), options)
+    return await check_item(model, Item(question=question, reference=reference, answer=answer), options)
 
 
-async def check_item(model: ChatModel, item: CheckItem, options: CheckOptions | None = None) -> CheckResult:
+async def check_item(model: ChatModel, item: Item, options: CheckOptions | None = None) -> CheckResult:
     """Return the precision check of one item; an empty answer or reference is unscored without a model call."""
     options = (options or CheckOptions()).resolve_strategy(model.backend)
     lang = options.resolve_lang(item.answer)
-    for name, text in (("answer", item.answer), ("reference", item.reference)):
+    for name, text in (("answer", item.answer), ("reference", item.reference or "")):
         if not text.strip():
             reason = f"the {name} is empty"
             return CheckResult(
                 id=item.id, label=AnswerLabel.UNSCORED, reason=reason, lang=lang, model=model.model_id, options=options
             )
     return await STRATEGIES[options.strategy](model, item, options, lang)
-
-
-async def check_many(
-    model: ChatModel,
-    items: Iterable[CheckItem],
-    options: CheckOptions | None = None,
-    *,
-    on_result: Callable[[CheckResult], None] | None = None,
-) -> list[CheckResult]:
-    """Return the checks of many items, in input order; `on_result` sees each one as soon as it is done.
-
-    All items are started at once: the model's concurrency limit decides how many requests are in flight.
-    """
-
-    async def one(item: CheckItem) -> CheckResult:
-        result = await check_item(model, item, options)
-        if on_result is not None:
-            on_result(result)
-        return result
-
-    return list(await asyncio.gather(*(one(item) for item in items)))
-
-
-def check(
-    reference: str,
-    answer: str,
-    question: str | None = None,
-    model: ChatModel | None = None,
-    options: CheckOptions | None = None,
-) -> CheckResult:
-    """Check one answer synchronously, with `model` or else the default model of `ragfacts --model`.
-
-    For many answers, or inside async code, use `check_many` / `check_answer`.
-    """
-    # Imported here: the runtime (model choice from settings) sits above the methods layer.
-    from ragfacts.runtime import Runtime, Settings
-
-    async def run() -> CheckResult:
-        if model is not None:
-            return await check_answer(model, reference, answer, question, options)
-        runtime = Runtime(Settings())
-        try:
-            return await check_answer(runtime.model(), reference, answer, question, options)
-        finally:
-            await runtime.aclose()
-
-    return asyncio.run(run())

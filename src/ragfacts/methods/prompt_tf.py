@@ -3,7 +3,7 @@
 The paper reads a reply as True when "true" occurs anywhere in it (case-insensitive), else False when
 "false" occurs, else as not answered (N/A). That reads "not true" and "untrue" as True; `parsing="faithful"`
 keeps this to reproduce the paper, `parsing="corrected"` understands negation and ignores an echoed
-"True or False".
+"True or False". Registered as the method "prompt-tf".
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragfacts.methods.base import method
+from ragfacts.methods.recall import Lang, RecallMethod
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Message
 from ragfacts.prompts import load_prompt
@@ -103,3 +107,29 @@ async def verify_facts_by_prompt(
             )
         )
     return result
+
+
+class PromptTFOptions(BaseModel):
+    """How the Prompt(T/F) baseline reads its replies, and in which language it asks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parsing: Parsing = Field(
+        "faithful",
+        description='faithful: the paper\'s rule ("true" anywhere means True, so "not true" is True); '
+        'corrected: negation-aware, an echoed "True or False" ignored',
+    )
+    lang: Lang = Field("auto", description="prompt language; auto = detected from the answer and the facts")
+
+
+@method("prompt-tf")
+class PromptTF(RecallMethod):
+    """The FaaF paper's Prompt(T/F) baseline: one plain-text call per fact."""
+
+    Options = PromptTFOptions
+    description = "the FaaF paper's baseline: one plain-text True/False question per fact, the verdict read from words"
+    prompts = ("generate_facts", "prompt_tf")
+    options: PromptTFOptions
+
+    async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
+        return await verify_facts_by_prompt(model, facts, answer, self.options.parsing, lang)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from ragfacts.models import Failure
+from ragfacts.usage import Usage
 
 Unscored = Literal["failed", "no_verdict"]  # the call failed / the reply held no readable verdict
 
@@ -90,18 +91,9 @@ class Verification(BaseModel):
 
     @computed_field
     @property
-    def calls(self) -> int:
-        return sum(int(c.get("usage", {}).get("calls", 0)) for c in self.completions)
-
-    @computed_field
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(int(c.get("usage", {}).get("prompt_tokens", 0)) for c in self.completions)
-
-    @computed_field
-    @property
-    def completion_tokens(self) -> int:
-        return sum(int(c.get("usage", {}).get("completion_tokens", 0)) for c in self.completions)
+    def usage(self) -> Usage:
+        """What the verification calls cost."""
+        return Usage.sum(Usage.model_validate(c.get("usage", {})) for c in self.completions)
 
     @property
     def ok(self) -> bool:

@@ -9,13 +9,13 @@ from ragfacts.models._types import (
     Message,
     RawReply,
     StructuredMode,
-    Usage,
 )
 from ragfacts.models.base import ChatModel
 from ragfacts.models.cache import ResponseCache
-from ragfacts.models.ledger import StageUsage, UsageLedger
+from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions
 from ragfacts.models.spec import ModelSpec, api_key_from_env, build_model, parse_spec, ragfacts_home
+from ragfacts.usage import Usage
 
 __all__ = [
     "BackendError",
@@ -30,7 +30,6 @@ __all__ = [
     "ModelSpec",
     "RawReply",
     "ResponseCache",
-    "StageUsage",
     "StructuredMode",
     "Usage",
     "UsageLedger",

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragfacts.usage import Usage
+
 
 class Message(BaseModel):
     """One chat message."""
@@ -43,6 +45,14 @@ class Failure(BaseModel):
     kind: FailureKind
     message: str
     last_text: str | None = None
+    status: int | None = None  # the HTTP status, when the server answered with an error
+
+    @property
+    def endpoint_unusable(self) -> bool:
+        """Whether this says the endpoint cannot be used at all: unreachable after retries, or refusing us."""
+        return self.kind is FailureKind.TRANSIENT or (
+            self.kind is FailureKind.REQUEST and self.status in (401, 403, 404)
+        )
 
 
 class RawReply(BaseModel):
@@ -54,6 +64,13 @@ class RawReply(BaseModel):
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
     seconds: float = 0.0  # time the model spent on this request, queueing excluded
+
+    def counted_in(self, usage: Usage) -> None:
+        """Add this request's call, tokens and model time to `usage`."""
+        usage.calls += 1
+        usage.prompt_tokens += self.prompt_tokens
+        usage.completion_tokens += self.completion_tokens
+        usage.model_s += self.seconds
 
 
 class LabelScores(BaseModel):
@@ -82,21 +99,6 @@ class LabelScores(BaseModel):
         return max(self.probabilities, key=self.probabilities.__getitem__)
 
 
-class Usage(BaseModel):
-    """Tokens and requests one completion cost."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_s: float = 0.0  # time the model worked on these requests (excludes queueing and backoff)
-
-    def add(self, reply: RawReply) -> None:
-        self.calls += 1
-        self.prompt_tokens += reply.prompt_tokens
-        self.completion_tokens += reply.completion_tokens
-        self.model_s += reply.seconds
-
-
 class Completion(BaseModel):
     """The outcome of one `ChatModel.complete` call, successful or not."""
 
@@ -104,7 +106,7 @@ class Completion(BaseModel):
 
     text: str | None = None
     parsed: Any = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = Field(default_factory=Usage)  # complete once the model layer returns the completion
     latency_s: float = 0.0  # wall-clock time, including queueing behind other requests
     attempts: int = 0  # parse attempts: 1 + re-asks
     retries: int = 0  # transport retries (429/5xx/timeout)

@@ -20,12 +20,12 @@ from ragfacts.models._types import (
     Message,
     RawReply,
     StructuredMode,
-    Usage,
 )
 from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions
 from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema
+from ragfacts.usage import Usage
 
 T = TypeVar("T")
 
@@ -37,6 +37,25 @@ _TRUNCATED = {
     "en": "- the reply was cut off at the token limit; be more concise",
     "zh": "- 回复因长度限制被截断；请更简洁",
 }
+
+
+class EndpointHealth:
+    """Consecutive completions that failed because the endpoint could not be used (unreachable, refusing us).
+
+    Any reply from the server resets the count; a runner reads it to stop a run early instead of writing a
+    failed result for every row.
+    """
+
+    def __init__(self) -> None:
+        self.consecutive_failures = 0
+        self.last_failure: Failure | None = None
+
+    def observe(self, completion: Completion) -> None:
+        if completion.failure is not None and completion.failure.endpoint_unusable:
+            self.consecutive_failures += 1
+            self.last_failure = completion.failure
+        elif not completion.cached:
+            self.consecutive_failures = 0
 
 
 class ChatModel(ABC):
@@ -62,6 +81,8 @@ class ChatModel(ABC):
         self.options = options or ModelOptions()
         self.cache = cache
         self.ledger = ledger if ledger is not None else UsageLedger()
+        self.health = EndpointHealth()
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
 
@@ -86,6 +107,18 @@ class ChatModel(ABC):
     def identity(self) -> dict[str, Any]:
         """What identifies this model in a cache key (never a secret)."""
         return {"backend": self.backend, "model": self.model_id}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What decides this model's replies: its identity and the request settings that change them."""
+        options = self.options
+        return {
+            **self.identity(),
+            "mode": self.mode.value,
+            "schema_in_prompt": self.shows_schema_in_prompt(),
+            "temperature": options.temperature,
+            "seed": options.seed,
+            "max_tokens": options.max_tokens,
+        }
 
     @property
     def mode(self) -> StructuredMode:
@@ -122,29 +155,33 @@ class ChatModel(ABC):
         )
         key = self._request_key(messages, mode=self.mode.value, schema=schema_json, params=params)
         if key is not None:
-            hit = self._from_cache(key, schema, base)
+            hit = self._from_cache(key, schema, base) or await self._shared(key, base)
             if hit is not None:
-                self.ledger.record(hit)
-                return hit
-        started = time.perf_counter()
-        completion = await self._complete_uncached(messages, schema, schema_json, params, lang, base)
-        completion.latency_s = time.perf_counter() - started
-        if self.cache is not None and key is not None and completion.ok:
-            self.cache.put(
-                key,
-                backend=self.backend,
-                model=self.model_id,
-                stage=stage,
-                record={
-                    "text": completion.text,
-                    "finish_reason": completion.finish_reason,
-                    "usage": completion.usage.model_dump(),
-                    "attempts": completion.attempts,
-                    "logprobs": completion.logprobs,
-                },
-            )
-        self.ledger.record(completion)
-        return completion
+                return self._finish(hit)
+            self._inflight[key] = asyncio.get_running_loop().create_future()
+        completion: Completion | None = None
+        try:
+            started = time.perf_counter()
+            completion = await self._complete_uncached(messages, schema, schema_json, params, lang, base)
+            completion.latency_s = time.perf_counter() - started
+            if self.cache is not None and key is not None and completion.ok:
+                self.cache.put(
+                    key,
+                    backend=self.backend,
+                    model=self.model_id,
+                    stage=stage,
+                    record={
+                        "text": completion.text,
+                        "finish_reason": completion.finish_reason,
+                        "usage": completion.usage.model_dump(),
+                        "attempts": completion.attempts,
+                        "logprobs": completion.logprobs,
+                    },
+                )
+        finally:
+            if key is not None:
+                self._release(key, completion)
+        return self._finish(completion)
 
     async def score_labels(
         self,
@@ -179,8 +216,7 @@ class ChatModel(ABC):
                         "attempts": 1,
                     }
                 )
-                self.ledger.record(hit)
-                return hit
+                return self._finish(hit)
         started = time.perf_counter()
         usage = Usage()
         completion = base.model_copy(update={"usage": usage, "attempts": 1})
@@ -197,7 +233,7 @@ class ChatModel(ABC):
         except BackendError as error:
             kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
             completion.retries = error.retries_used
-            completion.failure = Failure(kind=kind, message=str(error))
+            completion.failure = Failure(kind=kind, message=str(error), status=error.status)
         except ConfigurationError:
             raise
         except Exception as error:  # no label among the candidates, or a backend bug: a failure, not a crash
@@ -207,8 +243,43 @@ class ChatModel(ABC):
             self.cache.put(
                 key, backend=self.backend, model=self.model_id, stage=stage, record={"text": completion.text}
             )
+        return self._finish(completion)
+
+    def _finish(self, completion: Completion) -> Completion:
+        """Complete the completion's usage, count it in the ledger and the endpoint's health, return it."""
+        usage = completion.usage.model_copy(
+            update={
+                "completions": 1,
+                "cache_hits": int(completion.cached),
+                "reasks": max(completion.attempts - 1, 0),
+                "retries": completion.retries,
+                "failures": int(not completion.ok),
+            }
+        )
+        completion.usage = usage
         self.ledger.record(completion)
+        self.health.observe(completion)
         return completion
+
+    async def _shared(self, key: str, base: Completion) -> Completion | None:
+        """The reply to an identical request already in flight, as a cache hit; None if there is none."""
+        pending = self._inflight.get(key)
+        if pending is None:
+            return None
+        await asyncio.wait({pending})  # not `await pending`: its cancellation must not cancel this caller
+        if pending.cancelled() or not pending.result().ok:
+            return None
+        shared = pending.result()
+        update = {"cached": True, "usage": Usage(), "latency_s": 0.0, "stage": base.stage}
+        return shared.model_copy(update=update)
+
+    def _release(self, key: str, completion: Completion | None) -> None:
+        future = self._inflight.pop(key, None)
+        if future is not None and not future.done():
+            if completion is None:
+                future.cancel()
+            else:
+                future.set_result(completion)
 
     def _request_key(self, messages: list[Message], **request: Any) -> str | None:
         """The cache key of a request (None without a cache): everything that changes the output, no secret."""
@@ -273,13 +344,11 @@ class ChatModel(ABC):
             except BackendError as error:
                 retries += error.retries_used
                 kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
+                failure = Failure(
+                    kind=kind, message=str(error), last_text=reply.text if reply else None, status=error.status
+                )
                 return base.model_copy(
-                    update={
-                        "usage": usage,
-                        "attempts": attempt,
-                        "retries": retries,
-                        "failure": Failure(kind=kind, message=str(error), last_text=reply.text if reply else None),
-                    }
+                    update={"usage": usage, "attempts": attempt, "retries": retries, "failure": failure}
                 )
             except Exception as error:  # a backend bug must not kill a batch
                 return base.model_copy(
@@ -328,7 +397,7 @@ class ChatModel(ABC):
                     result, reply = await send()
                 if not reply.seconds:  # backends that queue internally (llama.cpp) time themselves
                     reply = reply.model_copy(update={"seconds": time.perf_counter() - started})
-                usage.add(reply)
+                reply.counted_in(usage)
                 return result, retry
             except BackendError as error:
                 usage.calls += 1

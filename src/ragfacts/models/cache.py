@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+
+from ragfacts.hashing import canonical_json, digest
 
 CACHE_KEY_VERSION = "ragfacts-cache-v1"
 
@@ -25,15 +26,9 @@ _MIGRATIONS: list[str] = [
 ]
 
 
-def canonical_json(value: Any) -> str:
-    """Serialise with sorted keys and compact separators, so equal requests hash equally."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def cache_key(request: dict[str, Any]) -> str:
     """Return the key of a request: a versioned SHA-256 of its canonical JSON."""
-    digest = hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
-    return f"v1:{digest}"
+    return f"v1:{digest(request, length=64)}"
 
 
 class ResponseCache:

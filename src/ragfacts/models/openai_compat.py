@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import openai
@@ -36,10 +37,9 @@ class OpenAICompatibleModel(ChatModel):
         if self.mode is StructuredMode.GRAMMAR:
             raise ValueError("the grammar mode is for the local backend; use json_schema, tool or json_text")
         self.base_url = base_url
-        # The SDK's own retries are off: ours count every retry in the ledger and honour Retry-After.
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=self.options.timeout_s
-        )
+        self._api_key = api_key or "no-key"
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "base_url": self.base_url}
@@ -124,7 +124,7 @@ class OpenAICompatibleModel(ChatModel):
     async def _create(self, request: dict[str, Any]) -> Any:
         """One chat-completions request, with errors sorted into transient and permanent."""
         try:
-            return await self._client.chat.completions.create(**request)
+            return await self._client_for_loop().chat.completions.create(**request)
         except openai.APIStatusError as error:
             status = error.status_code
             raise BackendError(
@@ -136,8 +136,22 @@ class OpenAICompatibleModel(ChatModel):
         except (openai.APITimeoutError, openai.APIConnectionError) as error:
             raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
 
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running event loop: its connections belong to one loop, and the synchronous
+        API runs each call on a loop of its own."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # The SDK's own retries are off: ours count every retry in the ledger and honour Retry-After.
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.options.timeout_s
+            )
+            self._client_loop = loop
+        return self._client
+
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None and self._client_loop is asyncio.get_running_loop():
+            await self._client.close()
+        self._client = None
 
 
 def _retry_after(value: str | None) -> float | None:

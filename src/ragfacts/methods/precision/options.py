@@ -1,27 +1,15 @@
-"""What a precision check takes: the item (reference, answer, question) and the options (strategy, ablations)."""
+"""The options of a precision check: the strategy, and the paper's ablations as switches."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ragfacts.text import detect_lang
 
 Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores"]
 DecompositionMethod = Literal["logic_preserving", "conventional"]
-
-
-class CheckItem(BaseModel):
-    """One answer to check against its reference; `meta` keeps a dataset's other columns (labels, ...)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str | None = None
-    question: str | None = None
-    reference: str
-    answer: str
-    meta: dict[str, Any] = Field(default_factory=dict)
 
 
 class CheckOptions(BaseModel):
@@ -51,8 +39,16 @@ class CheckOptions(BaseModel):
     decomposition: DecompositionMethod = Field(
         "logic_preserving", description="conventional = one atomic statement per fact, as in RAGAS (ablation A.D.)"
     )
-    chain_of_thought: bool = Field(True, description="False = direct verdicts without reasoning fields (w/o COT)")
-    logic_stage: bool = Field(True, description="False = fact stage only (w/o logi. eval)")
+    chain_of_thought: bool = Field(
+        True,
+        validation_alias=AliasChoices("chain_of_thought", "cot"),
+        description="False = direct verdicts without reasoning fields (w/o COT)",
+    )
+    logic_stage: bool = Field(
+        True,
+        validation_alias=AliasChoices("logic_stage", "logic"),
+        description="False = fact stage only (w/o logi. eval)",
+    )
     lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
 
     def resolve_strategy(self, backend: str) -> CheckOptions:

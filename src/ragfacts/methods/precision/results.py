@@ -10,10 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+from ragfacts.methods.base import Outcome
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.schemas import LogicalStructure, Verdict
 from ragfacts.models import Completion, Failure, FailureKind
 from ragfacts.typology import ErrorType
+from ragfacts.usage import Usage
 
 QuoteMatch = Literal["exact", "normalised", "not_found"]
 
@@ -43,14 +45,8 @@ class CallRecord(BaseModel):
 
     stage: str
     prompt_version: str | None = None
-    cached: bool = False
-    attempts: int = 0
-    retries: int = 0
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     latency_s: float = 0.0
-    model_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
     text: str | None = None
     failure: Failure | None = None
 
@@ -59,14 +55,8 @@ class CallRecord(BaseModel):
         return cls(
             stage=completion.stage,
             prompt_version=completion.prompt_version,
-            cached=completion.cached,
-            attempts=completion.attempts,
-            retries=completion.retries,
-            calls=completion.usage.calls,
-            prompt_tokens=completion.usage.prompt_tokens,
-            completion_tokens=completion.usage.completion_tokens,
             latency_s=completion.latency_s,
-            model_s=completion.usage.model_s,
+            usage=completion.usage,
             text=completion.text,
             failure=completion.failure,
         )
@@ -168,28 +158,6 @@ class StageFailure(BaseModel):
     message: str
 
 
-class ResultUsage(BaseModel):
-    """What one answer cost."""
-
-    completions: int = 0
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cache_hits: int = 0
-    model_s: float = 0.0  # time the model worked for this answer (queueing excluded)
-
-    @classmethod
-    def of(cls, records: list[CallRecord]) -> ResultUsage:
-        return cls(
-            completions=len(records),
-            calls=sum(r.calls for r in records),
-            prompt_tokens=sum(r.prompt_tokens for r in records),
-            completion_tokens=sum(r.completion_tokens for r in records),
-            cache_hits=sum(r.cached for r in records),
-            model_s=round(sum(r.model_s for r in records), 3),
-        )
-
-
 class CheckResult(BaseModel):
     """The precision check of one answer."""
 
@@ -202,7 +170,7 @@ class CheckResult(BaseModel):
     holistic: HolisticResult | None = None
     decomposition: CallRecord | None = None
     segments: list[SegmentResult] = []
-    usage: ResultUsage = Field(default_factory=ResultUsage)
+    usage: Usage = Field(default_factory=Usage)
 
     def calls(self) -> list[tuple[CallRecord, int | None]]:
         """Every model call of this check, with the segment it belongs to."""
@@ -218,6 +186,35 @@ class CheckResult(BaseModel):
     @property
     def error_types(self) -> list[ErrorType]:
         return list(dict.fromkeys(t for segment in self.segments for t in segment.error_types))
+
+    @computed_field
+    @property
+    def faithfulness(self) -> float | None:
+        """Share of segments judged consistent (unscored ones count as not).
+
+        Without segments (an answer judged as a whole) the answer is the one unit: 1 if consistent, 0 if
+        inconsistent, None if unscored.
+        """
+        if self.segments:
+            return sum(s.label is AnswerLabel.CONSISTENT for s in self.segments) / len(self.segments)
+        return {AnswerLabel.CONSISTENT: 1.0, AnswerLabel.INCONSISTENT: 0.0}.get(self.label)
+
+    def outcome(self) -> Outcome:
+        """The common view: label, faithfulness (and its upper bound if unscored segments were consistent)."""
+        upper = self.faithfulness
+        if self.segments:
+            supported = sum(s.label is not AnswerLabel.INCONSISTENT for s in self.segments)
+            upper = supported / len(self.segments)
+        return Outcome(
+            kind="precision",
+            label=self.label.value,
+            score=self.faithfulness,
+            score_upper=upper,
+            units=len(self.segments),
+            failures=self.failure_count,
+            complete=self.failure_count == 0 and self.label is not AnswerLabel.UNSCORED,
+            usage=self.usage,
+        )
 
     @computed_field
     @property

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 
+from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
-from ragfacts.methods.precision.options import CheckItem, CheckOptions
+from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.results import (
     CallRecord,
     CheckResult,
     FactResult,
-    ResultUsage,
     ScoreResult,
     SegmentResult,
 )
@@ -26,6 +26,7 @@ from ragfacts.methods.precision.stages import check_fact
 from ragfacts.models import ChatModel, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, split_sentences
+from ragfacts.usage import Usage
 
 PROMPT = "precision_score_statement"
 LABELS = {"en": ("Yes", "No"), "zh": ("是", "否")}
@@ -61,7 +62,7 @@ async def score_statement(
     )
 
 
-async def run_sentence_scores(model: ChatModel, item: CheckItem, options: CheckOptions, lang: str) -> CheckResult:
+async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """Score every sentence, then explain and type the failing ones with the fact stage (if enabled)."""
     sentences = split_sentences(item.answer)
     scores = await asyncio.gather(
@@ -84,12 +85,12 @@ async def run_sentence_scores(model: ChatModel, item: CheckItem, options: CheckO
     result = CheckResult(
         id=item.id, label=label, reason=reason, lang=lang, model=model.model_id, options=options, segments=segments
     )
-    result.usage = ResultUsage.of([call for call, _ in result.calls()])
+    result.usage = Usage.sum(call.usage for call, _ in result.calls())
     return result
 
 
 async def _explain(
-    model: ChatModel, item: CheckItem, sentence: str, score: ScoreResult, options: CheckOptions, lang: str
+    model: ChatModel, item: Item, sentence: str, score: ScoreResult, options: CheckOptions, lang: str
 ) -> FactResult | None:
     """The paper's fact stage for a failing sentence: points, quotes and an error type (None if it passed)."""
     if score.verdict != "inconsistent" or not options.explain_failures:

@@ -9,28 +9,29 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.decompose import decompose_answer
-from ragfacts.methods.precision.options import CheckItem, CheckOptions, Strategy
+from ragfacts.methods.precision.options import CheckOptions, Strategy
 from ragfacts.methods.precision.prompting import ask
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
     CheckResult,
     HolisticResult,
-    ResultUsage,
     SegmentResult,
 )
 from ragfacts.methods.precision.schemas import HolisticJudgement, HolisticVerdict
 from ragfacts.methods.precision.scored import run_sentence_scores
 from ragfacts.methods.precision.stages import check_fact, check_logic
 from ragfacts.models import ChatModel
+from ragfacts.usage import Usage
 
-StrategyRunner = Callable[[ChatModel, CheckItem, CheckOptions, str], Awaitable[CheckResult]]
+StrategyRunner = Callable[[ChatModel, Item, CheckOptions, str], Awaitable[CheckResult]]
 
 
 async def check_segment(
-    model: ChatModel, item: CheckItem, index: int, text: str, options: CheckOptions, lang: str
+    model: ChatModel, item: Item, index: int, text: str, options: CheckOptions, lang: str
 ) -> SegmentResult:
     """Run the fact stage and, unless ablated, the logic stage on one segment (concurrently)."""
     kwargs = {"question": item.question, "lang": lang, "chain_of_thought": options.chain_of_thought}
@@ -43,7 +44,7 @@ async def check_segment(
 
 
 async def localise(
-    model: ChatModel, item: CheckItem, options: CheckOptions, lang: str
+    model: ChatModel, item: Item, options: CheckOptions, lang: str
 ) -> tuple[CallRecord, list[SegmentResult]]:
     """Decompose the answer and check every segment; no segments when the decomposition failed."""
     segments, record = await decompose_answer(
@@ -55,7 +56,7 @@ async def localise(
     return record, list(checked)
 
 
-async def run_paper(model: ChatModel, item: CheckItem, options: CheckOptions, lang: str) -> CheckResult:
+async def run_paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """L-Face4RAG: 1 decomposition call, then 2 calls per segment (1 with the logic stage ablated)."""
     result = _unscored(model, item, options, lang)
     result.decomposition, result.segments = await localise(model, item, options, lang)
@@ -66,30 +67,18 @@ async def run_paper(model: ChatModel, item: CheckItem, options: CheckOptions, la
     return _counted(result)
 
 
-async def run_holistic_then_localise(
-    model: ChatModel, item: CheckItem, options: CheckOptions, lang: str
-) -> CheckResult:
+async def run_holistic_then_localise(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """One whole-answer judgement decides the label; the paper's pipeline only runs to localise a failure.
 
     Meant for small models, whose holistic judgements may be more reliable than their per-segment ones: a
     consistent answer costs one call, an inconsistent one gets segments and error types as in "paper".
     """
-    cot = options.chain_of_thought
-    prompt, schema = ("holistic", HolisticJudgement) if cot else ("holistic_direct", HolisticVerdict)
-    completion = await ask(
-        model, prompt, schema, lang, question=item.question, reference=item.reference, answer=item.answer
-    )
     result = _unscored(model, item, options, lang)
-    result.holistic = holistic = HolisticResult(call=CallRecord.of(completion))
-    if not completion.ok:
+    result.holistic = holistic = await judge_whole_answer(model, item, options.chain_of_thought, lang)
+    if holistic.failed:
         result.reason = f"the holistic judgement failed ({_describe(holistic.call)})"
         return _counted(result)
-    reply: HolisticJudgement | HolisticVerdict = completion.parsed
-    holistic.verdict = reply.verdict
-    if isinstance(reply, HolisticJudgement):
-        holistic.problems = reply.problems
-        holistic.explanation = "\n".join(reply.problems)
-    if reply.verdict == "consistent":
+    if holistic.verdict == "consistent":
         result.label = AnswerLabel.CONSISTENT
         return _counted(result)
     result.label = AnswerLabel.INCONSISTENT
@@ -101,6 +90,22 @@ async def run_holistic_then_localise(
     return _counted(result)
 
 
+async def judge_whole_answer(model: ChatModel, item: Item, chain_of_thought: bool, lang: str) -> HolisticResult:
+    """One structured judgement of the whole answer: the problems found (with chain of thought), then the verdict."""
+    prompt, schema = ("holistic", HolisticJudgement) if chain_of_thought else ("holistic_direct", HolisticVerdict)
+    completion = await ask(
+        model, prompt, schema, lang, question=item.question, reference=item.reference or "", answer=item.answer
+    )
+    holistic = HolisticResult(call=CallRecord.of(completion))
+    if completion.ok:
+        reply: HolisticJudgement | HolisticVerdict = completion.parsed
+        holistic.verdict = reply.verdict
+        if isinstance(reply, HolisticJudgement):
+            holistic.problems = reply.problems
+            holistic.explanation = "\n".join(reply.problems)
+    return holistic
+
+
 STRATEGIES: dict[Strategy, StrategyRunner] = {
     "paper": run_paper,
     "holistic_then_localise": run_holistic_then_localise,
@@ -108,13 +113,13 @@ STRATEGIES: dict[Strategy, StrategyRunner] = {
 }
 
 
-def _unscored(model: ChatModel, item: CheckItem, options: CheckOptions, lang: str) -> CheckResult:
+def _unscored(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """A result to fill in; it stays unscored unless a strategy decides otherwise."""
     return CheckResult(id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options)
 
 
 def _counted(result: CheckResult) -> CheckResult:
-    result.usage = ResultUsage.of([call for call, _ in result.calls()])
+    result.usage = Usage.sum(call.usage for call, _ in result.calls())
     return result
 
 

@@ -1,0 +1,5 @@
+"""`python -m ragfacts`: the command line."""
+
+from ragfacts.cli import main
+
+main()

@@ -1,0 +1,233 @@
+"""The Python API: `evaluate`, `check` and `recall` over rows, a file or one pair, from sync code or a notebook.
+
+    import ragfacts
+    results = ragfacts.evaluate("data.jsonl", model="openai:gpt-4o-mini")
+    results.summary, results.rows[0], results.to_pandas()
+    ragfacts.check(reference="...", answer="...", model=my_chat_model)[0]["label"]
+
+They run the same runner as the command line (content-keyed resume when `output` is a run directory) and
+work inside a running event loop (Jupyter). `model` is a spec string ("openai:NAME", "local",
+"local:/path.gguf") or a `ChatModel`; without it, the default of `ragfacts --model` is used.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from pydantic import BaseModel
+
+from ragfacts.bench.progress import NoProgress, progress_for
+from ragfacts.bench.rundir import RunDir
+from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, current_outcomes, run, summarise
+from ragfacts.bench.summary import MethodSummary, row_view
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.items import Item
+from ragfacts.methods.base import Method, Outcome, create_method, method_class
+from ragfacts.models import ChatModel
+from ragfacts.runtime import Runtime, Settings, run_sync
+from ragfacts.usage import Usage
+
+Data = str | Path | Sequence[dict[str, Any] | Item] | Any  # a path, rows, items, or a pandas DataFrame
+
+
+class Results(Sequence[dict[str, Any]]):
+    """One row per item (id, label, faithfulness, recall, failures), the full results, the summary, the cost."""
+
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        details: list[dict[str, Any]],
+        summary: list[MethodSummary],
+        report: RunReport,
+        run_dir: Path | None,
+    ) -> None:
+        self.rows = rows
+        self.details = details  # per item: method -> its result (CheckResult, RecallResult, ...)
+        self.summary = summary
+        self.report = report
+        self.run_dir = run_dir
+
+    @property
+    def usage(self) -> Usage:
+        """What this call cost (cached replies cost nothing)."""
+        return self.report.usage
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return self.rows[index]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+    def __repr__(self) -> str:
+        parts = []
+        for s in self.summary:
+            value = s.score.value
+            score = "-" if value is None else f"{value:.3f}"
+            parts.append(f"{s.method}: {'faithfulness' if s.kind == 'precision' else 'recall'} {score}")
+        return f"<Results: {len(self.rows)} items; {'; '.join(parts)}>"
+
+    def to_pandas(self) -> Any:
+        """The rows as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from error
+        return pd.DataFrame(self.rows)
+
+
+def evaluate(
+    data: Data,
+    model: str | ChatModel | None = None,
+    *,
+    precision: str | None = "lface4rag",
+    recall: str | None = "faaf",
+    output: str | Path | None = None,
+    mapping: dict[str, str] | None = None,
+    **settings: Any,
+) -> Results:
+    """Precision (against each row's reference) and recall (against its ground truth or facts) of every row.
+
+    `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip.
+    `settings`: base_url, concurrency, cache (bool), cache_dir, limit, force, progress (bool).
+    """
+    methods = [create_method(spec) for spec in (precision, recall) if spec]
+    return _run(_dataset(data, mapping), methods, model, output, strict=False, **settings)
+
+
+def check(
+    data: Data | None = None,
+    *,
+    reference: str | None = None,
+    answer: str | None = None,
+    question: str | None = None,
+    model: str | ChatModel | None = None,
+    method: str = "lface4rag",
+    output: str | Path | None = None,
+    mapping: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    **options: Any,
+) -> Results:
+    """Precision of one answer (`reference=`, `answer=`) or of every row of `data`; `options` are the method's."""
+    judge = _method(method, "precision", options)
+    if data is None:
+        data = [Item(question=question, reference=reference or "", answer=answer or "")]
+    return _run(_dataset(data, mapping), [judge], model, output, strict=True, **(settings or {}))
+
+
+def recall(
+    data: Data | None = None,
+    *,
+    answer: str | None = None,
+    ground_truth: str | None = None,
+    facts: Sequence[str] | None = None,
+    question: str | None = None,
+    model: str | ChatModel | None = None,
+    method: str = "faaf",
+    output: str | Path | None = None,
+    mapping: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    **options: Any,
+) -> Results:
+    """Recall of one answer (`answer=` with `facts=` or `ground_truth=`) or of every row of `data`."""
+    judge = _method(method, "recall", options)
+    if data is None:
+        given = list(facts) if facts is not None else None
+        data = [Item(question=question, ground_truth=ground_truth, facts=given, answer=answer or "")]
+    return _run(_dataset(data, mapping), [judge], model, output, strict=True, **(settings or {}))
+
+
+def _method(spec: str, kind: str, options: dict[str, Any]) -> Method:
+    judge = create_method(spec, **options)
+    if judge.kind != kind:
+        raise ValueError(f"{spec} is a {judge.kind} method, not a {kind} method")
+    return judge
+
+
+def _dataset(data: Data, mapping: dict[str, str] | None) -> Dataset:
+    if isinstance(data, (str, Path)):
+        return Dataset.open(data, mapping)
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
+        data = data.to_dict(orient="records")
+    if isinstance(data, (dict, Item)):
+        data = [data]
+    return Dataset.from_rows(list(data), mapping)
+
+
+def _run(
+    dataset: Dataset,
+    methods: list[Method],
+    model: str | ChatModel | None,
+    output: str | Path | None,
+    *,
+    strict: bool,
+    base_url: str | None = None,
+    concurrency: int = 8,
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+    limit: int | None = None,
+    force: bool = False,
+    progress: bool = False,
+) -> Results:
+    plan = RunPlan(dataset=dataset, methods=methods, limit=limit, force=force, in_flight=2 * concurrency)
+    check_applicable(plan, strict=strict)
+
+    async def job() -> Results:
+        runtime = None
+        chat = model
+        if not isinstance(chat, ChatModel):
+            settings = Settings(
+                model=chat,
+                base_url=base_url,
+                concurrency=concurrency,
+                cache_dir=Path(cache_dir) if cache_dir else None,
+                use_cache=cache,
+            )
+            runtime = Runtime(settings)
+            chat = runtime.model()
+            plan.model_spec = str(runtime.spec)
+        try:
+            with tempfile.TemporaryDirectory(prefix="ragfacts-") as scratch:
+                run_dir = RunDir(output if output is not None else Path(scratch) / "run")
+                run_dir.check_target([dataset.path] if dataset.path else [])
+                meter = progress_for(_stderr_console()) if progress else NoProgress()
+                report = await run(run_dir, plan, chat, meter)
+                return _collect(run_dir, plan, chat, report, output)
+        finally:
+            if runtime is not None:
+                await runtime.aclose()
+
+    return run_sync(job)
+
+
+def _collect(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport, output: Any) -> Results:
+    kinds = {m.spec: m.kind for m in (method.resolved(model) for method in plan.methods)}
+    rows, details = [], []
+    for item, lines in current_outcomes(run_dir, plan, model):
+        outcomes = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
+        rows.append(row_view(item.model_dump(), outcomes, kinds))
+        details.append({method: _typed(method, line["result"]) for method, line in lines.items()})
+    summary = summarise(run_dir, plan, model)
+    return Results(rows, details, summary, report, Path(output) if output is not None else None)
+
+
+def _typed(spec: str, result: dict[str, Any]) -> Any:
+    result_type: type[BaseModel] | None = method_class(spec.split(":", 1)[0]).result_type
+    return result_type.model_validate(result) if result_type is not None else result
+
+
+def _stderr_console() -> Any:
+    from ragfacts.console import err
+
+    return err

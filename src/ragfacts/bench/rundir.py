@@ -1,0 +1,235 @@
+"""The run directory: the contract between the runner and everything that reads its results.
+
+A run directory holds `manifest.json` (what was run: ragfacts version and commit, dataset path, SHA-256
+and size, model, methods with options and prompt versions, and every invocation with its times and usage),
+`results.jsonl` (one complete line per item and method, carrying the item's content hash and the method's
+configuration hash) and `ledger.json` (usage per stage, summed over invocations). `-o OUT.jsonl` puts the
+results in OUT.jsonl and the others beside it (OUT.jsonl.manifest.json, OUT.jsonl.ledger.json).
+
+Lines are appended whole and flushed, so a killed run leaves at most one torn last line, which the next
+run drops. A lock (released by the OS when the process dies, even by SIGKILL) stops a second run on the
+same directory. A file that is not ragfacts results is never modified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESULTS_VERSION = 1
+_LINE_KEYS = ("v", "id", "method", "content_hash", "config_hash", "complete", "outcome")
+
+
+class RunError(Exception):
+    """A run that cannot go ahead as asked (locked, refused, not ours); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the index keeps of a results line: enough to decide reuse and to summarise, not the result."""
+
+    line: int
+    content_hash: str
+    config_hash: str
+    complete: bool
+    outcome: dict[str, Any]
+
+
+@dataclass
+class ResultIndex:
+    """The latest line per (item id, method), and how many older lines it supersedes."""
+
+    entries: dict[tuple[str, str], Entry] = field(default_factory=dict)
+    lines: int = 0
+    superseded: int = 0
+
+    def get(self, item_id: str, method: str) -> Entry | None:
+        return self.entries.get((item_id, method))
+
+
+class RunDir:
+    """The files of one run: results, manifest, ledger and lock, in a directory or beside a .jsonl file."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.target = Path(target)
+        if self.target.suffix.lower() == ".jsonl":
+            self.results = self.target
+            self.manifest = self.target.with_name(self.target.name + ".manifest.json")
+            self.ledger = self.target.with_name(self.target.name + ".ledger.json")
+            self.lock_file = self.target.with_name(self.target.name + ".lock")
+        else:
+            self.results = self.target / "results.jsonl"
+            self.manifest = self.target / "manifest.json"
+            self.ledger = self.target / "ledger.json"
+            self.lock_file = self.target / ".lock"
+
+    def check_target(self, inputs: list[Path]) -> None:
+        """Refuse an output that is an input, or a path of the wrong kind; nothing is created."""
+        outputs = {self.results, self.manifest, self.ledger}
+        for path in inputs:
+            if any(_same(path, output) for output in outputs) or _same(path, self.target):
+                raise RunError(f"the output {self.target} is also an input ({path}); give another -o")
+        if self.results is self.target:
+            if self.target.is_dir():
+                raise RunError(f"-o {self.target} is a directory; give a file name ending in .jsonl or a run directory")
+        elif self.target.exists() and not self.target.is_dir():
+            raise RunError(f"-o {self.target} is a file; give a new directory (or a file name ending in .jsonl)")
+        if self.results.exists() and self.results.stat().st_size and not self.manifest.exists():
+            self._refuse_unless_ours()
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the run's lock; raises RunError when another process holds it."""
+        self.lock_file.parent.mkdir(parents=True, exist_ok=True)
+        handle = self.lock_file.open("a+")
+        try:
+            try:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except ImportError:  # no fcntl (Windows): no lock, but no crash either
+                pass
+            except OSError as error:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise RunError(f"{self.target} is in use by another ragfacts run ({holder}); wait for it") from error
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
+            yield
+        finally:
+            handle.close()
+
+    def load_manifest(self) -> dict[str, Any] | None:
+        if not self.manifest.exists():
+            return None
+        try:
+            return json.loads(self.manifest.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise RunError(f"{self.manifest}: unreadable manifest ({error}); give another -o") from error
+
+    def save_manifest(self, manifest: dict[str, Any]) -> None:
+        _write_atomically(self.manifest, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+
+    def save_ledger(self, ledger: dict[str, Any]) -> None:
+        _write_atomically(self.ledger, json.dumps(ledger, ensure_ascii=False, indent=2) + "\n")
+
+    def load_ledger(self) -> dict[str, Any]:
+        if not self.ledger.exists():
+            return {}
+        return json.loads(self.ledger.read_text(encoding="utf-8"))
+
+    def index(self, *, repair: bool = False) -> ResultIndex:
+        """Index the results file; with `repair`, cut a torn last line (only of a file that is ours)."""
+        index = ResultIndex()
+        if not self.results.exists():
+            return index
+        torn_at: int | None = None
+        with self.results.open("rb") as handle:
+            offset = 0
+            for number, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n"):
+                    torn_at = offset  # a line cut by a killed run: redone, never read
+                    break
+                offset += len(raw)
+                if not raw.strip():
+                    continue
+                line = self._parse(raw, number)
+                key = (line["id"], line["method"])
+                index.superseded += key in index.entries
+                index.entries[key] = Entry(
+                    number, line["content_hash"], line["config_hash"], line["complete"], line["outcome"]
+                )
+                index.lines += 1
+        if torn_at is not None and repair:
+            if not index.lines and not self.manifest.exists():
+                self._refuse_unless_ours()
+            with self.results.open("r+b") as handle:
+                handle.truncate(torn_at)
+        return index
+
+    def lines(self, wanted: set[int] | None = None) -> Iterator[dict[str, Any]]:
+        """Yield the complete results lines (only the line numbers in `wanted`, if given)."""
+        if not self.results.exists():
+            return
+        with self.results.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n"):
+                    return
+                if raw.strip() and (wanted is None or number in wanted):
+                    yield self._parse(raw, number)
+
+    @contextlib.contextmanager
+    def appender(self) -> Iterator[Callable[[dict[str, Any]], None]]:
+        """A function that appends one whole line and flushes it, so a line is on disk complete or not at all."""
+        self.results.parent.mkdir(parents=True, exist_ok=True)
+        with self.results.open("ab", buffering=0) as handle:
+
+            def append(line: dict[str, Any]) -> None:
+                data = memoryview((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+                while data:
+                    data = data[handle.write(data) :]
+
+            yield append
+
+    def rewrite(self, keep: Callable[[int, dict[str, Any]], bool]) -> int:
+        """Rewrite the results with only the lines `keep` accepts, atomically; returns the lines dropped."""
+        temporary = self.results.with_name(self.results.name + ".tmp")
+        dropped = 0
+        with temporary.open("w", encoding="utf-8") as out, self.results.open("rb") as source:
+            for number, raw in enumerate(source, start=1):
+                if not raw.endswith(b"\n") or not raw.strip():
+                    continue
+                line = self._parse(raw, number)
+                if keep(number, line):
+                    out.write(raw.decode("utf-8"))
+                else:
+                    dropped += 1
+        os.replace(temporary, self.results)
+        return dropped
+
+    def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            line = None
+        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
+            raise RunError(
+                f"{self.results}: line {number} is not a ragfacts result line; this is not a results file of ours "
+                "(or it was edited): give another -o"
+            )
+        if line["v"] != RESULTS_VERSION:
+            raise RunError(
+                f"{self.results}: written by another ragfacts version (results v{line['v']}); give another -o"
+            )
+        return line
+
+    def _refuse_unless_ours(self) -> None:
+        with self.results.open("rb") as handle:
+            first = handle.readline()
+        try:
+            line = json.loads(first)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            line = None
+        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
+            raise RunError(f"{self.results} exists and is not a ragfacts results file; give another -o")
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)

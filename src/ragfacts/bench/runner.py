@@ -1,0 +1,364 @@
+"""The one runner: every method on every item of a dataset, into a run directory, resumable.
+
+A result is reused only when its item id, the item's content hash and the method's configuration hash
+(method, version, options, prompt versions, model) all match, and it is complete; anything else runs
+again. A run directory made with another model or other methods is refused unless `force`, which keeps
+what still matches and drops the rest. Many items are in flight at once (bounded), each result is
+appended as one whole line as soon as it is done, and after `stop_after_failures` consecutive calls that
+could not reach the endpoint (or were refused by it) the run stops early, writing nothing for the items
+still in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import ragfacts
+from ragfacts.bench.progress import NoProgress, RunProgress
+from ragfacts.bench.rundir import RESULTS_VERSION, ResultIndex, RunDir, RunError
+from ragfacts.bench.summary import MethodSummary, summarise_method
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.reader import DatasetError
+from ragfacts.items import Item
+from ragfacts.methods.base import Method, Outcome
+from ragfacts.models import ChatModel, Failure
+from ragfacts.usage import Usage
+
+
+@dataclass
+class RunPlan:
+    """What to run: methods over a dataset, and how."""
+
+    dataset: Dataset
+    methods: list[Method]
+    model_spec: str = ""
+    limit: int | None = None  # judge at most this many items that have work left
+    force: bool = False
+    retry_incomplete: bool = True
+    stop_after_failures: int = 5  # 0: never stop early
+    in_flight: int = 16  # items judged at once
+
+
+@dataclass
+class RunReport:
+    """What one invocation did."""
+
+    results: int = 0  # (item, method) pairs that apply
+    reused: int = 0
+    ran: int = 0
+    incomplete: int = 0  # of those run, left with failures (retried next time)
+    not_run: int = 0  # left for a later run (--limit, or stopped early)
+    not_applicable: dict[str, int] = field(default_factory=dict)  # method -> items it cannot judge
+    dropped: int = 0  # stale lines removed (--force, superseded)
+    stopped: str | None = None  # why the run stopped early
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+
+
+class EndpointDown(Exception):
+    """The endpoint failed too many times in a row."""
+
+
+async def run(run_dir: RunDir, plan: RunPlan, model: ChatModel, progress: RunProgress | None = None) -> RunReport:
+    """Run `plan` into `run_dir`; raises RunError when the directory is locked or made differently."""
+    progress = progress or NoProgress()
+    methods = [m.resolved(model) for m in plan.methods]
+    configs = {m.spec: m.configuration_hash(model) for m in methods}
+    report = RunReport()
+    started = time.perf_counter()
+    with run_dir.locked():
+        manifest = run_dir.load_manifest()
+        _check_same_configuration(run_dir, manifest, plan, methods, model)
+        index = run_dir.index(repair=True)
+        todo, current = _plan_work(plan, methods, configs, index, report)
+        manifest = _manifest(manifest, plan, methods, model)
+        run_dir.save_manifest(manifest)
+        usage_before = model.ledger.total()
+        progress.start(len(todo))
+        try:
+            with run_dir.appender() as append:
+                await _judge(plan, methods, configs, model, todo, append, progress, report)
+        finally:
+            progress.finish()
+            report.usage = _difference(model.ledger.total(), usage_before)
+            report.seconds = time.perf_counter() - started
+            report.not_run = report.results - report.reused - report.ran
+            report.dropped = _compact(run_dir, configs, current)
+            _record_invocation(run_dir, manifest, report, model)
+    return report
+
+
+def check_applicable(plan: RunPlan, *, strict: bool) -> None:
+    """Raise DatasetError for an item no method can judge, or (strict) one that any method cannot judge."""
+    for item in plan.dataset.items():
+        refused = [f"{m.spec}: {reason}" for m in plan.methods if (reason := m.accepts(item)) is not None]
+        if refused and (strict or len(refused) == len(plan.methods)):
+            raise DatasetError(
+                f"{plan.dataset.name}: item {item.id!r} cannot be judged ({'; '.join(refused)}). "
+                f"The file is read as: {plan.dataset.describe()}; name other columns with --map field=column"
+            )
+
+
+def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterator[tuple[Item, dict[str, Any]]]:
+    """Yield each item with its current results lines by method (lines whose hashes match), in dataset order."""
+    methods = [m.resolved(model) for m in plan.methods]
+    configs = {m.spec: m.configuration_hash(model) for m in methods}
+    index = run_dir.index()
+    wanted: dict[int, tuple[str, str]] = {}
+    for item in plan.dataset.items():
+        content = item.content_hash()
+        for m in methods:
+            entry = index.get(item.id, m.spec)
+            if entry is not None and entry.content_hash == content and entry.config_hash == configs[m.spec]:
+                wanted[entry.line] = (item.id, m.spec)
+    lines = {(line["id"], line["method"]): line for line in run_dir.lines(set(wanted))}
+    for item in plan.dataset.items():
+        found = {m.spec: lines[(item.id, m.spec)] for m in methods if (item.id, m.spec) in lines}
+        yield item, found
+
+
+def summarise(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[MethodSummary]:
+    """One summary per method over the dataset's items, from the current results only."""
+    methods = [m.resolved(model) for m in plan.methods]
+    configs = {m.spec: m.configuration_hash(model) for m in methods}
+    index = run_dir.index()
+    outcomes: dict[str, list[Outcome]] = {m.spec: [] for m in methods}
+    applicable = dict.fromkeys(outcomes, 0)
+    for item in plan.dataset.items():
+        content = item.content_hash()
+        for m in methods:
+            if m.accepts(item) is not None:
+                continue
+            applicable[m.spec] += 1
+            entry = index.get(item.id, m.spec)
+            if entry is not None and entry.content_hash == content and entry.config_hash == configs[m.spec]:
+                outcomes[m.spec].append(Outcome.model_validate(entry.outcome))
+    return [summarise_method(m.spec, m.kind, applicable[m.spec], outcomes[m.spec]) for m in methods]
+
+
+def _plan_work(
+    plan: RunPlan, methods: list[Method], configs: dict[str, str], index: ResultIndex, report: RunReport
+) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The (item id, method) pairs to judge now, and all the pairs of this run; counts into `report`."""
+    todo: set[tuple[str, str]] = set()
+    current: set[tuple[str, str]] = set()
+    items_with_work = 0
+    for item in plan.dataset.items():
+        content = item.content_hash()
+        pending = []
+        for m in methods:
+            if m.accepts(item) is not None:
+                report.not_applicable[m.spec] = report.not_applicable.get(m.spec, 0) + 1
+                continue
+            report.results += 1
+            current.add((item.id, m.spec))
+            entry = index.get(item.id, m.spec)
+            reusable = (
+                entry is not None
+                and entry.content_hash == content
+                and entry.config_hash == configs[m.spec]
+                and (entry.complete or not plan.retry_incomplete)
+            )
+            if reusable:
+                report.reused += 1
+            else:
+                pending.append((item.id, m.spec))
+        if pending and (plan.limit is None or items_with_work < plan.limit):
+            items_with_work += 1
+            todo.update(pending)
+    return todo, current
+
+
+async def _judge(
+    plan: RunPlan,
+    methods: list[Method],
+    configs: dict[str, str],
+    model: ChatModel,
+    todo: set[tuple[str, str]],
+    append: Any,
+    progress: RunProgress,
+    report: RunReport,
+) -> None:
+    """Judge the pairs in `todo` with a bounded number of items in flight, appending each result as it ends."""
+    work = ((item, m) for item in plan.dataset.items() for m in methods if (item.id, m.spec) in todo)
+
+    async def worker() -> None:
+        for item, method in work:  # a shared generator: each worker takes the next pair
+            started = time.perf_counter()
+            result = await method.evaluate(item, model)
+            outcome = result.outcome()
+            append(_line(item, method, configs[method.spec], outcome, result, time.perf_counter() - started))
+            report.ran += 1
+            report.incomplete += not outcome.complete
+            progress.advance(outcome, model.ledger.total())
+            if plan.stop_after_failures and model.health.consecutive_failures >= plan.stop_after_failures:
+                raise EndpointDown(_down_message(model, plan.stop_after_failures))
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(plan.in_flight, 1))]
+    try:
+        await asyncio.gather(*workers)
+    except EndpointDown as down:
+        report.stopped = str(down)
+    finally:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+
+def _line(item: Item, method: Method, config: str, outcome: Outcome, result: Any, seconds: float) -> dict[str, Any]:
+    return {
+        "v": RESULTS_VERSION,
+        "id": item.id,
+        "method": method.spec,
+        "content_hash": item.content_hash(),
+        "config_hash": config,
+        "complete": outcome.complete,
+        "outcome": outcome.model_dump(mode="json"),
+        "item": item.model_dump(mode="json", exclude_none=True),
+        "result": result.model_dump(mode="json"),
+        "seconds": round(seconds, 3),
+        "finished": _now(),
+    }
+
+
+def _down_message(model: ChatModel, count: int) -> str:
+    failure: Failure | None = model.health.last_failure
+    endpoint = getattr(model, "base_url", None) or model.backend
+    detail = f": {failure.message}" if failure is not None else ""
+    return f"stopped early: {count} calls in a row to {endpoint} ({model.model_id}) failed{detail}"
+
+
+def _check_same_configuration(
+    run_dir: RunDir, manifest: dict[str, Any] | None, plan: RunPlan, methods: list[Method], model: ChatModel
+) -> None:
+    if manifest is None or plan.force:
+        return
+    differences = []
+    before_data = manifest.get("dataset", {}).get("path")
+    data = str(plan.dataset.path.resolve()) if plan.dataset.path else plan.dataset.name
+    if before_data != data:
+        differences.append(f"dataset {before_data} → {data}")
+    before_model = manifest.get("model", {}).get("fingerprint")
+    if before_model != model.fingerprint():
+        differences.append(f"model {_model_name(before_model)} → {_model_name(model.fingerprint())}")
+    before = {m["key"]: m["config_hash"] for m in manifest.get("methods", [])}
+    now = {m.spec: m.configuration_hash(model) for m in methods}
+    if set(before) != set(now):
+        differences.append(f"methods {', '.join(before) or '-'} → {', '.join(now)}")
+    elif not differences:
+        changed = [key for key in now if before[key] != now[key]]
+        if changed:
+            differences.append(f"configuration of {', '.join(changed)} (a prompt or method version changed)")
+    if differences:
+        raise RunError(
+            f"{run_dir.target} holds results of another configuration ({'; '.join(differences)}). "
+            "Give a new -o, or add --force to run again what differs (results that still match are kept)"
+        )
+
+
+def _manifest(before: dict[str, Any] | None, plan: RunPlan, methods: list[Method], model: ChatModel) -> dict[str, Any]:
+    dataset = plan.dataset
+    return {
+        "ragfacts": ragfacts.__version__,
+        "commit": _commit(),
+        "python": platform.python_version(),
+        "created": (before or {}).get("created", _now()),
+        "updated": _now(),
+        "dataset": {
+            "path": str(dataset.path.resolve()) if dataset.path else dataset.name,
+            "sha256": dataset.sha256,
+            "rows": dataset.rows,
+            "items": dataset.count,
+            "layout": dataset.plan.layout.name if dataset.plan else None,
+            "columns": dataset.plan.sources if dataset.plan else {},
+        },
+        "model": {"spec": plan.model_spec or f"{model.backend}:{model.model_id}", "fingerprint": model.fingerprint()},
+        "methods": [
+            {
+                "key": m.spec,
+                "name": m.name,
+                "kind": m.kind,
+                "options": m.options.model_dump(mode="json"),
+                "config_hash": m.configuration_hash(model),
+                **{k: v for k, v in m.configuration(model).items() if k in ("version", "prompts")},
+            }
+            for m in methods
+        ],
+        "invocations": (before or {}).get("invocations", []),
+    }
+
+
+def _record_invocation(run_dir: RunDir, manifest: dict[str, Any], report: RunReport, model: ChatModel) -> None:
+    manifest["updated"] = _now()
+    manifest["invocations"].append(
+        {
+            "finished": manifest["updated"],
+            "seconds": round(report.seconds, 1),
+            "ran": report.ran,
+            "reused": report.reused,
+            "incomplete": report.incomplete,
+            "not_run": report.not_run,
+            "stopped": report.stopped,
+            "usage": report.usage.model_dump(),
+        }
+    )
+    run_dir.save_manifest(manifest)
+    ledger = run_dir.load_ledger()
+    stages: dict[str, dict[str, Any]] = ledger.get("stages", {})
+    for name, usage in model.ledger.stages.items():
+        total = Usage.model_validate(stages.get(name, {}))
+        total.add(usage)
+        stages[name] = total.model_dump()
+    run_dir.save_ledger(
+        {
+            "stages": dict(sorted(stages.items())),
+            "total": Usage.sum(Usage.model_validate(s) for s in stages.values()).model_dump(),
+        }
+    )
+
+
+def _compact(run_dir: RunDir, configs: dict[str, str], current: set[tuple[str, str]]) -> int:
+    """Keep one line per item and method of this run, of this configuration; drop superseded and stale lines."""
+    index = run_dir.index()
+    keep_lines = {
+        entry.line
+        for key, entry in index.entries.items()
+        if key in current and configs.get(key[1]) == entry.config_hash
+    }
+    if len(keep_lines) == index.lines:
+        return 0
+    return run_dir.rewrite(lambda number, line: number in keep_lines)
+
+
+def _difference(after: Usage, before: Usage) -> Usage:
+    return Usage(**{name: getattr(after, name) - getattr(before, name) for name in Usage.model_fields})
+
+
+def _model_name(fingerprint: dict[str, Any] | None) -> str:
+    if not fingerprint:
+        return "?"
+    return f"{fingerprint.get('backend')}:{fingerprint.get('model')}"
+
+
+def _commit() -> str | None:
+    """The git commit of the ragfacts source, when it runs from a checkout."""
+    source = Path(ragfacts.__file__).resolve().parent
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,137 @@
+"""Dataset summaries: % consistent, mean faithfulness, mean recall, with bootstrap 95% intervals.
+
+The rule, stated wherever a summary is shown: every row a method judged is in every denominator. An
+unscored answer counts as not consistent; a row whose score is missing because its calls failed counts
+as 0 (faithfulness, recall), and the summary also gives the mean with those rows counted as 1, so the two
+bracket what the failures hide. Rows not judged yet (`--limit`, a run stopped early) are counted apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragfacts.methods.base import Kind, Outcome
+
+RULE = (
+    "every judged row is in every denominator: unscored answers count as not consistent; rows whose calls "
+    "failed score 0 (the 'if failed = 1' column counts them as 1); intervals: bootstrap 95%, 2,000 resamples"
+)
+RESAMPLES = 2000
+SEED = 20240825
+
+
+class Estimate(BaseModel):
+    """A mean with its bootstrap 95% interval."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+
+
+class MethodSummary(BaseModel):
+    """One method over a dataset."""
+
+    method: str
+    kind: Kind
+    applicable: int = 0  # items the method can judge
+    judged: int = 0  # ... of which have a current result
+    consistent: int = 0
+    inconsistent: int = 0
+    unscored: int = 0
+    consistent_share: Estimate | None = None  # precision only
+    score: Estimate = Estimate()  # mean faithfulness (precision) or recall
+    score_if_failed_is_1: float | None = None
+    incomplete: int = 0  # rows with failed calls (retried by the next run)
+    failed_calls: int = 0
+
+    @property
+    def not_judged(self) -> int:
+        return self.applicable - self.judged
+
+
+def summarise_method(method: str, kind: Kind, applicable: int, outcomes: Sequence[Outcome]) -> MethodSummary:
+    """Summarise a method's current outcomes over the items it applies to."""
+    summary = MethodSummary(method=method, kind=kind, applicable=applicable, judged=len(outcomes))
+    summary.incomplete = sum(not o.complete for o in outcomes)
+    summary.failed_calls = sum(o.failures for o in outcomes)
+    if kind == "precision":
+        summary.consistent = sum(o.label == "consistent" for o in outcomes)
+        summary.inconsistent = sum(o.label == "inconsistent" for o in outcomes)
+        summary.unscored = sum(o.label == "unscored" for o in outcomes)
+        summary.consistent_share = bootstrap_mean([float(o.label == "consistent") for o in outcomes])
+    summary.score = bootstrap_mean([o.score if o.score is not None else 0.0 for o in outcomes])
+    if outcomes:
+        upper = [o.score_upper if o.score_upper is not None else 1.0 for o in outcomes]
+        summary.score_if_failed_is_1 = sum(upper) / len(upper)
+    return summary
+
+
+def bootstrap_mean(values: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED) -> Estimate:
+    """The mean of `values` with a percentile bootstrap 95% interval (fixed seed: the same data, the same interval)."""
+    import numpy as np
+
+    n = len(values)
+    if not n:
+        return Estimate()
+    data = np.asarray(values, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    step = max(1, 2_000_000 // n)  # bound memory: at most ~2M indices drawn at once
+    for start in range(0, resamples, step):
+        count = min(step, resamples - start)
+        means[start : start + count] = data[rng.integers(0, n, size=(count, n))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Estimate(value=float(data.mean()), low=float(low), high=float(high), n=n)
+
+
+def row_view(item: dict[str, Any], outcomes: dict[str, Outcome], kinds: dict[str, Kind]) -> dict[str, Any]:
+    """One row of `evaluate`'s per-row output: the label, faithfulness, recall and failures of its methods."""
+    row: dict[str, Any] = {"id": item.get("id")}
+    if item.get("answer_type"):
+        row["answer_type"] = item["answer_type"]
+    failures = 0
+    complete = True
+    for method, outcome in outcomes.items():
+        failures += outcome.failures
+        complete = complete and outcome.complete
+        if kinds[method] == "precision":
+            row.setdefault("label", outcome.label)
+            row.setdefault("faithfulness", outcome.score)
+        else:
+            row.setdefault("recall", outcome.score)
+    row["failures"] = failures
+    row["complete"] = complete
+    return row
+
+
+def gate_failures(
+    summaries: Iterable[MethodSummary],
+    *,
+    min_consistent: float | None = None,
+    min_faithfulness: float | None = None,
+    min_recall: float | None = None,
+) -> list[str]:
+    """The gates that fail, each as a line naming the gate, the method and the measured value."""
+    failed = []
+    for s in summaries:
+        checks: list[tuple[str, float | None, float | None]] = []
+        if s.kind == "precision":
+            share = s.consistent_share.value if s.consistent_share else None
+            checks += [
+                ("--min-consistent", min_consistent, share),
+                ("--min-faithfulness", min_faithfulness, s.score.value),
+            ]
+        else:
+            checks.append(("--min-recall", min_recall, s.score.value))
+        for gate, threshold, value in checks:
+            if threshold is None:
+                continue
+            if value is None:
+                failed.append(f"gate {gate} {threshold:g}: {s.method} judged no row")
+            elif value < threshold:
+                failed.append(f"gate {gate} {threshold:g} failed: {s.method} measured {value:.3f}")
+    return failed

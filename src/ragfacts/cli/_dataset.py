@@ -1,0 +1,228 @@
+"""The dataset path of `check`, `recall` and `evaluate`: open the data, run the runner, report, gate.
+
+Output order on stderr: how the data is read, progress, what ran, the summary (with its rule), any
+command-specific tables, gate results, and the usage ledger last. With --json, stdout gets one document:
+the run directory, the summaries and one row per item.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from ragfacts.bench.progress import progress_for
+from ragfacts.bench.rundir import RunDir, RunError
+from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, current_outcomes, run, summarise
+from ragfacts.bench.summary import MethodSummary, gate_failures, row_view
+from ragfacts.cli._common import EXIT_GATE, EXIT_STOPPED, AppState, build_runtime, fail, run_async, show_ledger
+from ragfacts.cli._method_flags import resolved_parameters, with_parameters
+from ragfacts.cli._render import summary_table
+from ragfacts.console import err, print_json
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.reader import DatasetError
+from ragfacts.methods.base import Method, Outcome
+from ragfacts.models import ChatModel
+
+# Called after the summary, for a command's own tables (and files such as --csv-out); what it returns is
+# added to the --json document.
+AfterRun = Callable[[RunDir, RunPlan, ChatModel], dict[str, Any]]
+
+
+@dataclass
+class Gates:
+    """Thresholds that make the command exit 1."""
+
+    min_consistent: float | None = None
+    min_faithfulness: float | None = None
+    min_recall: float | None = None
+
+
+@dataclass
+class RunOptions:
+    """The options every dataset command takes, declared once (see `with_run_options`)."""
+
+    mapping: list[str] | None = None
+    limit: int | None = None
+    force: bool = False
+    keep_failed: bool = False
+    stop_after: int = 5
+    gates: Gates = field(default_factory=Gates)
+
+
+@dataclass
+class DatasetRun:
+    """One dataset command's arguments, after parsing."""
+
+    data: Path
+    output: Path
+    methods: list[Method]
+    options: RunOptions
+    every_method_on_every_item: bool = True  # check/recall: a row the method cannot judge is bad input
+    other_outputs: tuple[Path, ...] = ()
+
+
+_RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
+    "mapping": (
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="read a column as a field: --map answer=response,reference=retrieved_contexts (fields: id, "
+            "question, answer, reference, ground_truth, facts, label, error_type, source_model)",
+        ),
+    ),
+    "limit": (int | None, typer.Option(min=1, help="judge at most N items that still need judging")),
+    "force": (
+        bool,
+        typer.Option(
+            "--force", help="use an output made with another model or options: keep what matches, redo the rest"
+        ),
+    ),
+    "keep_failed": (bool, typer.Option("--keep-failed", help="do not retry results whose calls failed")),
+    "stop_after": (
+        int,
+        typer.Option(min=0, help="stop (exit 3) after N calls in a row could not reach the endpoint; 0 = never"),
+    ),
+}
+_GATE_PARAMETERS: dict[str, Any] = {
+    "min_consistent": typer.Option(min=0.0, max=1.0, help="exit 1 if the share of consistent answers is below this"),
+    "min_faithfulness": typer.Option(min=0.0, max=1.0, help="exit 1 if the mean faithfulness is below this"),
+    "min_recall": typer.Option(min=0.0, max=1.0, help="exit 1 if the mean recall is below this"),
+}
+
+
+def with_run_options(*gates: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the dataset options and the named gates; it receives them as `run_options`."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        signature, kept = resolved_parameters(command, drop="run_options")
+        defaults = RunOptions()
+        added = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=getattr(defaults, name),
+                annotation=Annotated[annotation, option],
+            )
+            for name, (annotation, option) in _RUN_PARAMETERS.items()
+        ] + [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[float | None, _GATE_PARAMETERS[name]],
+            )
+            for name in gates
+        ]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in _RUN_PARAMETERS}
+            gate_values = Gates(**{name: kwargs.pop(name) for name in gates})
+            return command(*args, run_options=RunOptions(**values, gates=gate_values), **kwargs)
+
+        return with_parameters(wrapper, signature, [*kept, *added])
+
+    return decorate
+
+
+def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None) -> None:
+    """Run `job` and report; exits 2 on bad input (nothing written), 3 if stopped early, 1 if a gate fails."""
+    options = job.options
+    mapping = parse_mapping(options.mapping)
+    try:
+        dataset = Dataset.open(job.data, mapping)
+        plan = RunPlan(
+            dataset=dataset,
+            methods=job.methods,
+            limit=options.limit,
+            force=options.force,
+            retry_incomplete=not options.keep_failed,
+            stop_after_failures=options.stop_after,
+            in_flight=2 * state.settings.concurrency,
+        )
+        check_applicable(plan, strict=job.every_method_on_every_item)
+    except DatasetError as error:
+        fail(str(error))
+    run_dir = RunDir(job.output)
+    try:
+        run_dir.check_target([job.data, *job.other_outputs])
+    except RunError as error:
+        fail(str(error))
+    for path in job.other_outputs:
+        if path.resolve() == job.data.resolve():
+            fail(f"the output {path} is also an input; give another path")
+    err.print(f"{escape(dataset.name)}: {dataset.count} items from {dataset.rows} rows; {escape(dataset.describe())}")
+    runtime = build_runtime(state)
+    plan.model_spec = str(runtime.spec)
+    model = runtime.model()
+    try:
+        report = run_async(runtime, lambda _: run(run_dir, plan, model, progress_for(err)))
+    except RunError as error:
+        fail(str(error))
+    _show_report(report)
+    summaries = summarise(run_dir, plan, model)
+    err.print(summary_table(summaries))
+    extra = after(run_dir, plan, model) if after is not None else {}
+    if state.as_json:
+        print_json({**_json_document(run_dir, plan, model, summaries, report), **extra})
+    gates = gate_failures(summaries, **vars(options.gates))
+    for line in gates:
+        err.print(f"[red]{escape(line)}[/red]")
+    show_ledger(runtime.ledger)
+    err.print(f"results: {escape(str(run_dir.results))}")
+    if report.stopped:
+        err.print(f"[red]{escape(report.stopped)}[/red]; nothing it did not finish is marked done: rerun to resume")
+        raise typer.Exit(EXIT_STOPPED)
+    if gates:
+        raise typer.Exit(EXIT_GATE)
+
+
+def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
+    """`--map answer=response,reference=retrieved_contexts` (repeatable) as {field: column}."""
+    mapping: dict[str, str] = {}
+    for text in pairs or []:
+        for pair in text.split(","):
+            field, sep, column = pair.partition("=")
+            if not sep or not field.strip() or not column.strip():
+                fail(f"--map takes field=column pairs, e.g. --map answer=response; got {pair!r}")
+            mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def _show_report(report: RunReport) -> None:
+    parts = [f"{report.results} results: {report.reused} reused, {report.ran} judged now"]
+    if report.incomplete:
+        parts.append(f"{report.incomplete} with failed calls (retried by the next run)")
+    if report.not_run:
+        parts.append(f"{report.not_run} not run yet")
+    skipped = ", ".join(f"{method} cannot judge {n}" for method, n in report.not_applicable.items())
+    if skipped:
+        parts.append(skipped)
+    err.print("; ".join(parts))
+
+
+def _json_document(
+    run_dir: RunDir, plan: RunPlan, model: ChatModel, summaries: list[MethodSummary], report: RunReport
+) -> dict[str, Any]:
+    kinds = {m.spec: m.kind for m in (method.resolved(model) for method in plan.methods)}
+    rows = []
+    for item, lines in current_outcomes(run_dir, plan, model):
+        outcomes = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
+        row = row_view(item.model_dump(), outcomes, kinds)
+        row["results"] = {method: line["result"] for method, line in lines.items()}
+        rows.append(row)
+    return {
+        "run": str(run_dir.target),
+        "results_file": str(run_dir.results),
+        "report": {key: value for key, value in vars(report).items() if key != "usage"}
+        | {"usage": report.usage.model_dump()},
+        "summary": [s.model_dump() for s in summaries],
+        "rows": rows,
+    }

@@ -1,0 +1,233 @@
+"""Methods behind one interface: a registry of judges, each with its options declared once.
+
+A method is a class with a `name`, a `kind` (precision or recall), an `Options` pydantic model (unknown
+options fail loudly) and `async evaluate(item, model)`, registered with `@method("name")`:
+
+    @method("my-judge")
+    class MyJudge(Method):
+        kind = "precision"
+        Options = MyOptions
+        async def evaluate(self, item, model): ...
+
+Every surface reaches methods through this registry: `create_method("faaf", mode="tf")` or the spec
+string `"faaf:mode=tf"`, the CLI's flags and `-O key=value`, `ragfacts methods`, the runner and the
+benchmarks. Built-in methods are the modules of this package; other packages register theirs under the
+entry-point group `ragfacts.methods`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import pkgutil
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ragfacts.hashing import digest
+from ragfacts.items import Item
+from ragfacts.models import ChatModel
+from ragfacts.prompts import LANGS, load_prompt
+from ragfacts.usage import Usage
+
+Kind = Literal["precision", "recall"]
+Label = Literal["consistent", "inconsistent", "unscored"]
+ENTRY_POINT_GROUP = "ragfacts.methods"
+
+
+class MethodError(ValueError):
+    """An unknown method or an option it does not take; the message names what it does take."""
+
+
+class Outcome(BaseModel):
+    """What any method's result says in common terms: what the runner stores, summarises and gates on.
+
+    `score` is the share of units (segments, facts) judged supported or present, with failed units counted
+    as not: a failure never raises a score. `score_upper` counts them as supported instead, so the two
+    bracket what the failures hide.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Kind
+    label: Label | None = None  # precision methods: the answer's label
+    score: float | None = None  # faithfulness (precision) or recall; None when nothing could be judged
+    score_upper: float | None = None
+    units: int = 0  # segments or facts judged
+    failures: int = 0  # failed model calls
+    complete: bool = True  # False when failures left the result undecided: a rerun retries it
+    usage: Usage = Usage()
+
+
+class MethodResult(Protocol):
+    """What `Method.evaluate` returns: a pydantic model with its own fields, and the common outcome."""
+
+    def outcome(self) -> Outcome: ...
+
+    def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
+
+
+class Method(ABC):
+    """A judge of one item. Subclasses set the class attributes and implement `evaluate`."""
+
+    name: ClassVar[str] = ""  # set by @method
+    kind: ClassVar[Kind]
+    Options: ClassVar[type[BaseModel]]
+    description: ClassVar[str] = ""
+    version: ClassVar[str] = "1"  # bump when a change of code alters results: earlier results are not reused
+    prompts: ClassVar[tuple[str, ...]] = ()  # prompt files it uses; their versions enter the configuration
+    result_type: ClassVar[type[BaseModel] | None] = None  # what `evaluate` returns, to read stored results back
+
+    def __init__(self, options: BaseModel | None = None, *, spec: str | None = None) -> None:
+        self.options = options if options is not None else self.Options()
+        self._spec = spec
+
+    @abstractmethod
+    async def evaluate(self, item: Item, model: ChatModel) -> MethodResult:
+        """Judge one item; model and transport failures are part of the result, never raised."""
+
+    def accepts(self, item: Item) -> str | None:
+        """Why this method cannot judge `item` (e.g. it has no reference), or None if it can."""
+        return None
+
+    def resolved(self, model: ChatModel) -> Method:
+        """This method with options that depend on the model (e.g. `strategy="auto"`) decided for `model`.
+
+        The resolved method keeps the spec it was asked for, so results are filed under the user's name
+        for it; the resolved options enter the configuration hash.
+        """
+        return self
+
+    @property
+    def spec(self) -> str:
+        """The method and its non-default options as asked for, e.g. "lface4rag:chain_of_thought=false"."""
+        if self._spec is not None:
+            return self._spec
+        changed = self.options.model_dump(mode="json", exclude_defaults=True)
+        if not changed:
+            return self.name
+        return self.name + ":" + ",".join(f"{key}={_spec_value(value)}" for key, value in sorted(changed.items()))
+
+    def configuration(self, model: ChatModel) -> dict[str, Any]:
+        """Everything that decides this method's results on `model`: a result is reused only if it matches."""
+        return {
+            "method": self.name,
+            "version": self.version,
+            "options": self.options.model_dump(mode="json"),
+            "prompts": sorted(load_prompt(name, lang).id for name in self.prompts for lang in LANGS),
+            "model": model.fingerprint(),
+        }
+
+    def configuration_hash(self, model: ChatModel) -> str:
+        return digest(self.configuration(model))
+
+
+M = TypeVar("M", bound=type[Method])
+_REGISTRY: dict[str, type[Method]] = {}
+_loaded = False
+
+
+def method(name: str):
+    """Register a Method subclass under `name`."""
+
+    def register(cls: M) -> M:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise MethodError(
+                f"two methods are registered as {name!r}: {_REGISTRY[name].__module__} and {cls.__module__}"
+            )
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def registered_methods() -> dict[str, type[Method]]:
+    """Every registered method by name: the built-in ones and those of installed plugins."""
+    _load_methods()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def method_class(name: str) -> type[Method]:
+    """The method registered as `name`; raises MethodError naming the registered ones."""
+    methods = registered_methods()
+    if name not in methods:
+        raise MethodError(f"unknown method {name!r}; methods: {', '.join(methods)} (see `ragfacts methods`)")
+    return methods[name]
+
+
+def create_method(spec: str, **options: Any) -> Method:
+    """Build a method from its name or spec ("faaf" or "faaf:mode=tf,citations=true") and options.
+
+    Options given as keywords override those in the spec; a value given as text ("false", "0.8", "none")
+    is converted to the option's type. Raises MethodError for an unknown method or option.
+    """
+    name, spec_options = parse_method_spec(spec)
+    cls = method_class(name)
+    values = {**_by_field_name(cls, spec_options), **_by_field_name(cls, options)}
+    try:
+        return cls(cls.Options(**values))
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in error.errors())
+        raise MethodError(f"{name}: {problems}. Options of {name}: {', '.join(option_names(cls))}") from error
+
+
+def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split "name:key=value,key=value" into the name and its options (values as text, "none" as None)."""
+    name, _, rest = spec.strip().partition(":")
+    if not name:
+        raise MethodError(f"a method spec starts with the method's name: {spec!r}")
+    return name, parse_option_pairs(rest.split(",") if rest.strip() else [])
+
+
+def parse_option_pairs(pairs: list[str]) -> dict[str, Any]:
+    """Parse ["key=value", ...] as given on a command line; "none" and "null" mean None."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise MethodError(f"an option is written key=value, not {pair!r}")
+        text = value.strip()
+        options[key.strip().replace("-", "_")] = None if text.lower() in ("none", "null") else text
+    return options
+
+
+def option_names(cls: type[Method]) -> list[str]:
+    """The option names of a method, aliases included."""
+    names = []
+    for field_name, field in cls.Options.model_fields.items():
+        names.append(field_name)
+        aliases = getattr(field.validation_alias, "choices", None) or []
+        names += [alias for alias in aliases if isinstance(alias, str) and alias != field_name]
+    return names
+
+
+def _by_field_name(cls: type[Method], options: dict[str, Any]) -> dict[str, Any]:
+    """The options with aliases replaced by field names ("cot" -> "chain_of_thought"), so a later value wins."""
+    names: dict[str, str] = {}
+    for field_name, field in cls.Options.model_fields.items():
+        for alias in getattr(field.validation_alias, "choices", None) or []:
+            if isinstance(alias, str):
+                names[alias] = field_name
+    return {names.get(key, key): value for key, value in options.items()}
+
+
+def _spec_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "none" if value is None else str(value)
+
+
+def _load_methods() -> None:
+    """Import the modules of this package (registering the built-in methods) and the plugins' entry points."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    package = importlib.import_module("ragfacts.methods")
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_") and module.name != "base":
+            importlib.import_module(f"ragfacts.methods.{module.name}")
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry_point.load()

@@ -1,0 +1,82 @@
+"""The single holistic judgement: one structured call asks whether every claim of the answer is supported.
+
+The baseline every user tries first, and on small models often the most reliable precision judge (see
+benchmarks/precision_small_model.py). Registered as the method "holistic"; with chain of thought the model
+lists the unsupported claims before its verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from ragfacts.items import Item
+from ragfacts.methods.base import Method, Outcome, method
+from ragfacts.methods.precision.results import AnswerLabel, HolisticResult
+from ragfacts.methods.precision.strategies import judge_whole_answer
+from ragfacts.models import ChatModel
+from ragfacts.text import detect_lang
+from ragfacts.usage import Usage
+
+
+class HolisticOptions(BaseModel):
+    """Whether the model reasons first, and in which language it is asked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chain_of_thought: bool = Field(
+        True,
+        validation_alias=AliasChoices("chain_of_thought", "cot"),
+        description="list the unsupported claims before the verdict; False = the verdict alone",
+    )
+    lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
+
+
+class HolisticCheck(BaseModel):
+    """The answer's label from one judgement of the whole answer, with the problems the model named."""
+
+    id: str | None = None
+    label: AnswerLabel
+    lang: str
+    model: str = ""
+    judgement: HolisticResult
+
+    @property
+    def faithfulness(self) -> float | None:
+        return {AnswerLabel.CONSISTENT: 1.0, AnswerLabel.INCONSISTENT: 0.0}.get(self.label)
+
+    def outcome(self) -> Outcome:
+        failed = self.judgement.failed
+        return Outcome(
+            kind="precision",
+            label=self.label.value,
+            score=self.faithfulness,
+            score_upper=self.faithfulness,
+            units=1,
+            failures=int(failed),
+            complete=not failed,
+            usage=Usage.sum([self.judgement.call.usage]),
+        )
+
+
+@method("holistic")
+class Holistic(Method):
+    """Precision by one structured judgement of the whole answer."""
+
+    kind = "precision"
+    Options = HolisticOptions
+    result_type = HolisticCheck
+    description = "one structured judgement of the whole answer: is every claim supported by the reference?"
+    prompts = ("holistic", "holistic_direct")
+    options: HolisticOptions
+
+    def accepts(self, item: Item) -> str | None:
+        return None if item.reference and item.reference.strip() else "it has no reference to check the answer against"
+
+    async def evaluate(self, item: Item, model: ChatModel) -> HolisticCheck:
+        lang = detect_lang(item.answer) if self.options.lang == "auto" else self.options.lang
+        judgement = await judge_whole_answer(model, item, self.options.chain_of_thought, lang)
+        labels = {"consistent": AnswerLabel.CONSISTENT, "inconsistent": AnswerLabel.INCONSISTENT}
+        label = labels.get(judgement.verdict or "", AnswerLabel.UNSCORED)
+        return HolisticCheck(id=item.id, label=label, lang=lang, model=model.model_id, judgement=judgement)

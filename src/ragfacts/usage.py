@@ -1,0 +1,39 @@
+"""What model work cost: the one usage type, for a completion, an answer, a stage or a whole run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+
+class Usage(BaseModel):
+    """Counters that add up: a completion's, an answer's (the sum of its completions'), a run's."""
+
+    completions: int = 0  # results asked of the model; one may take several calls (re-asks, retries)
+    calls: int = 0  # requests sent (HTTP requests or forward passes)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    reasks: int = 0
+    retries: int = 0
+    failures: int = 0  # completions that ended without a usable reply
+    model_s: float = 0.0  # time the model worked, queueing and backoff excluded
+
+    def add(self, other: Usage) -> None:
+        """Add `other`'s counters to these."""
+        for name in type(self).model_fields:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @classmethod
+    def sum(cls, usages: Iterable[Usage]) -> Usage:
+        """The total of `usages`."""
+        total = cls()
+        for usage in usages:
+            total.add(usage)
+        total.model_s = round(total.model_s, 3)
+        return total
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens

@@ -1,0 +1,76 @@
+"""Summaries: every judged row in every denominator, bootstrap intervals, gates that name what failed."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragfacts.bench.summary import bootstrap_mean, gate_failures, row_view, summarise_method
+from ragfacts.methods.base import Outcome
+
+
+def precision(label: str, score: float | None, upper: float | None = None, failures: int = 0) -> Outcome:
+    complete = failures == 0 and label != "unscored"
+    return Outcome(kind="precision", label=label, score=score, score_upper=upper, failures=failures, complete=complete)
+
+
+def test_the_bootstrap_interval_holds_the_mean_and_is_the_same_every_time():
+    values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
+    estimate = bootstrap_mean(values)
+    assert estimate.value == 0.75 and estimate.n == 8
+    assert estimate.low is not None and estimate.high is not None
+    assert 0.3 < estimate.low < 0.75 < estimate.high <= 1.0
+    assert bootstrap_mean(values) == estimate
+    assert bootstrap_mean([1.0] * 5).model_dump() == {"value": 1.0, "low": 1.0, "high": 1.0, "n": 5}
+    assert bootstrap_mean([]).value is None
+
+
+def test_unscored_answers_count_as_not_consistent_and_failed_scores_as_zero():
+    outcomes = [
+        precision("consistent", 1.0, 1.0),
+        precision("inconsistent", 0.5, 0.5),
+        precision("unscored", None, None, failures=1),
+        precision("unscored", 0.5, 1.0, failures=1),
+    ]
+    summary = summarise_method("lface4rag", "precision", applicable=5, outcomes=outcomes)
+    assert (summary.judged, summary.not_judged, summary.unscored, summary.incomplete) == (4, 1, 2, 2)
+    assert summary.consistent_share is not None and summary.consistent_share.value == 0.25
+    assert summary.score.value == pytest.approx((1 + 0.5 + 0 + 0.5) / 4)
+    assert summary.score_if_failed_is_1 == pytest.approx((1 + 0.5 + 1 + 1) / 4)
+    assert summary.failed_calls == 2
+
+
+def test_gates_name_the_gate_the_method_and_the_measured_value():
+    precision_summary = summarise_method(
+        "lface4rag", "precision", 2, [precision("consistent", 1.0), precision("inconsistent", 0.0)]
+    )
+    recall_summary = summarise_method("faaf", "recall", 1, [Outcome(kind="recall", score=0.9)])
+    failed = gate_failures(
+        [precision_summary, recall_summary], min_consistent=0.8, min_faithfulness=0.5, min_recall=0.95
+    )
+    assert failed == [
+        "gate --min-consistent 0.8 failed: lface4rag measured 0.500",
+        "gate --min-recall 0.95 failed: faaf measured 0.900",
+    ]
+    assert gate_failures([precision_summary]) == []
+
+
+def test_a_gate_over_no_judged_row_fails():
+    empty = summarise_method("faaf", "recall", 3, [])
+    assert gate_failures([empty], min_recall=0.1) == ["gate --min-recall 0.1: faaf judged no row"]
+
+
+def test_a_row_view_joins_precision_and_recall():
+    row = row_view(
+        {"id": "r1", "answer_type": "poor_answer"},
+        {"lface4rag": precision("inconsistent", 0.5), "faaf": Outcome(kind="recall", score=0.25, failures=1)},
+        {"lface4rag": "precision", "faaf": "recall"},
+    )
+    assert row == {
+        "id": "r1",
+        "answer_type": "poor_answer",
+        "label": "inconsistent",
+        "faithfulness": 0.5,
+        "recall": 0.25,
+        "failures": 1,
+        "complete": True,
+    }

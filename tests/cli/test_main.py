@@ -1,0 +1,96 @@
+"""The entry point: global options anywhere, --version, exit codes, and no traceback for a bug."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+import typer
+from pydantic import BaseModel, ConfigDict
+from typer.testing import CliRunner
+
+from ragfacts.cli import app, hoist_global_options, main
+from ragfacts.methods import base
+from tests.conftest import TEST_KEY
+from tests.methods.test_lface4rag import REFERENCE, SEG1, decomposition
+
+runner = CliRunner()
+
+
+def test_global_options_after_the_command_are_moved_in_front_of_it():
+    args = ["check", "-r", "R", "--model", "local", "--json", "-a", "A", "--concurrency=3", "--", "--model"]
+    assert hoist_global_options(args) == [
+        "--model", "local", "--json", "--concurrency=3", "check", "-r", "R", "-a", "A", "--", "--model",
+    ]  # fmt: skip
+    assert hoist_global_options(["--no-cache", "recall", "x.jsonl"]) == ["--no-cache", "recall", "x.jsonl"]
+    assert hoist_global_options(["--bogus", "check"]) == ["--bogus", "check"]  # click reports it
+
+
+def test_no_command_option_shares_a_name_with_a_global_option():
+    group = typer.main.get_command(app)
+    globals_ = {name for param in group.params for name in param.opts}
+    for name, command in group.commands.items():
+        own = {opt for param in command.params for opt in getattr(param, "opts", [])}
+        assert not (own & globals_), f"{name} redefines {own & globals_}"
+
+
+def test_global_options_work_after_the_command(scripted_server, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    scripted_server.enqueue(decomposition(SEG1))
+    args = ["check", "-r", REFERENCE, "-a", SEG1, "--model", "openai:scripted", "--base-url"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, scripted_server.base_url, "--json"])
+    assert exit_info.value.code == 0
+    assert json.loads(capsys.readouterr().out)["label"] == "consistent"
+
+
+def test_version():
+    result = subprocess.run([sys.executable, "-m", "ragfacts", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("ragfacts 0.")
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@pytest.fixture
+def broken_method() -> Iterator[None]:
+    saved = dict(base._REGISTRY)
+
+    @base.method("broken")
+    class Broken(base.Method):
+        kind = "precision"
+        Options = NoOptions
+
+        async def evaluate(self, item, model):
+            raise RuntimeError("a bug")
+
+    yield
+    base._REGISTRY.clear()
+    base._REGISTRY.update(saved)
+
+
+def test_a_bug_is_a_message_and_exit_4_not_a_traceback(broken_method, scripted_server, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    args = ["--model", "openai:s", "--base-url", scripted_server.base_url, "check", "-r", "R", "-a", "A"]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--method", "broken"])
+    assert exit_info.value.code == 4
+    stderr = capsys.readouterr().err
+    assert "internal error: RuntimeError: a bug" in stderr and "RAGFACTS_DEBUG=1" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_methods_lists_every_method_with_its_options():
+    result = runner.invoke(app, ["--json", "methods"])
+    assert result.exit_code == 0
+    methods = {m["name"]: m for m in json.loads(result.stdout)}
+    assert {"lface4rag", "faaf", "prompt-tf"} <= set(methods)
+    options = {tuple(o["names"]): o for o in methods["lface4rag"]["options"]}
+    assert options[("chain_of_thought", "cot")]["default"] is True
+    assert "w/o COT" in options[("chain_of_thought", "cot")]["help"]
+    human = runner.invoke(app, ["methods"])
+    assert "prompt-tf (recall)" in human.stderr and "chunk_size" in human.stderr

@@ -1,0 +1,77 @@
+"""The Python API: evaluate, check and recall from sync code and from inside a running event loop."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+import ragfacts
+from ragfacts.methods.lface4rag import CheckResult
+from ragfacts.methods.recall import RecallResult
+from tests.conftest import TEST_KEY
+from tests.methods.test_lface4rag import REFERENCE, SEG1, decomposition
+
+ROWS = [
+    {"question": "Where?", "answer": SEG1, "reference": REFERENCE, "ground_truth": "The Nile flows north."},
+    {"question": "Where?", "answer": SEG1 + " Indeed.", "reference": REFERENCE},
+]
+
+
+def test_evaluate_rows_gives_one_row_per_item_with_typed_details_and_a_summary(make_model, scripted_server):
+    results = ragfacts.evaluate(ROWS, model=make_model())
+    assert len(results) == 2 and [row["label"] for row in results] == ["consistent", "consistent"]
+    assert results[0]["recall"] == 1.0 and "recall" not in results[1]
+    assert isinstance(results.details[0]["lface4rag"], CheckResult)
+    assert isinstance(results.details[0]["faaf"], RecallResult)
+    assert {s.method: s.judged for s in results.summary} == {"lface4rag": 2, "faaf": 1}
+    assert results.usage.calls == len(scripted_server.requests) == 2 * 3 + 2
+    assert "lface4rag: faithfulness 1.000" in repr(results)
+
+
+async def test_the_sync_api_works_inside_a_running_event_loop(make_model, scripted_server):
+    scripted_server.enqueue(decomposition(SEG1))
+    results = ragfacts.check(reference=REFERENCE, answer=SEG1, model=make_model())
+    assert results[0]["label"] == "consistent" and results[0]["faithfulness"] == 1.0
+
+
+def test_a_model_spec_string_uses_the_configured_endpoint(scripted_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("RAGFACTS_BASE_URL", scripted_server.base_url)
+    results = ragfacts.recall(answer="Paris is in France.", facts=["Paris is in France."], model="openai:scripted")
+    assert results[0]["recall"] == 1.0 and len(scripted_server.requests) == 1
+
+
+def test_an_output_directory_makes_a_call_resumable(make_model, scripted_server, tmp_path):
+    first = ragfacts.evaluate(ROWS, model=make_model(), output=tmp_path / "run")
+    assert first.run_dir == tmp_path / "run" and (tmp_path / "run" / "manifest.json").exists()
+    scripted_server.reset()
+    again = ragfacts.evaluate(ROWS, model=make_model(), output=tmp_path / "run")
+    assert again.report.reused == 3 and scripted_server.requests == []
+    assert [row["id"] for row in again] == [row["id"] for row in first]
+
+
+def test_a_file_path_and_method_options(make_model, scripted_server, tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
+    results = ragfacts.check(path, model=make_model(), logic_stage=False)
+    assert len(results) == 2
+    assert {request.body["response_format"]["json_schema"]["name"] for request in scripted_server.requests} == {
+        "Decomposition",
+        "FactCheck",
+    }
+
+
+def test_a_row_the_method_cannot_judge_is_refused_before_any_call(make_model, scripted_server):
+    from ragfacts.datasets.reader import DatasetError
+
+    with pytest.raises(DatasetError, match="no reference"):
+        ragfacts.check([{"answer": "A."}], model=make_model())
+    assert scripted_server.requests == []
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas is not installed")
+def test_results_convert_to_a_dataframe(make_model, scripted_server):
+    frame = ragfacts.evaluate(ROWS, model=make_model()).to_pandas()
+    assert list(frame["label"]) == ["consistent", "consistent"] and frame.shape[0] == 2
