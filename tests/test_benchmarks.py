@@ -10,7 +10,14 @@ from benchmarks import faaf_chunk_size, precision_small_model, recall_local
 from tests.conftest import TEST_KEY
 from tests.scripted_server import Reply
 
-WIKIEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikieval_sample10.jsonl"
+WIKIEVAL_ROW = {
+    "question": "Question: When will PSLV-C56 launch?",
+    "answer": "Answer: PSLV-C56 launches on 30 July 2023 from Sriharikota.",
+    "ungrounded_answer": "PSLV-C56 launches on Monday.",
+    "poor_answer": "PSLV-C56 is a rocket.",
+    "context_v1": ["PSLV-C56 is scheduled for 30 July 2023."],
+    "source": "PSLV-C56",
+}
 PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "precision_probe.jsonl"
 
 
@@ -19,7 +26,7 @@ async def test_recall_and_chunk_size_benchmarks_share_one_generation_per_row_and
 ):
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     data = tmp_path / "one_row.jsonl"
-    data.write_text(WIKIEVAL.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    data.write_text(json.dumps(WIKIEVAL_ROW) + "\n", encoding="utf-8")
     scripted_server.when("<reference_answer>", Reply.json({"facts": ["one fact.", "another fact."]}))
     report = await recall_local.measure(data, tmp_path, "openai:m", scripted_server.base_url, 4, None)
     generations = [r for r in scripted_server.requests if "<reference_answer>" in r.prompt]

@@ -21,11 +21,11 @@ from pydantic import BaseModel
 
 from ragfacts.bench.progress import NoProgress, progress_for
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, current_outcomes, run, summarise
-from ragfacts.bench.summary import MethodSummary, row_view
+from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, result_rows, run, summarise
+from ragfacts.bench.summary import MethodSummary
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome, create_method, method_class
+from ragfacts.methods.base import Method, create_method, method_class
 from ragfacts.models import ChatModel
 from ragfacts.runtime import Runtime, Settings, run_sync
 from ragfacts.usage import Usage
@@ -95,15 +95,16 @@ def evaluate(
     recall: str | None = "faaf",
     output: str | Path | None = None,
     mapping: dict[str, str] | None = None,
-    **settings: Any,
+    settings: dict[str, Any] | None = None,
 ) -> Results:
     """Precision (against each row's reference) and recall (against its ground truth or facts) of every row.
 
     `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip.
-    `settings`: base_url, concurrency, cache (bool), cache_dir, limit, force, progress (bool).
+    `settings` (also of `check` and `recall`): base_url, concurrency, cache (bool), cache_dir, limit, force,
+    progress (bool).
     """
     methods = [create_method(spec) for spec in (precision, recall) if spec]
-    return _run(_dataset(data, mapping), methods, model, output, strict=False, **settings)
+    return _run(_dataset(data, mapping), methods, model, output, strict=False, **(settings or {}))
 
 
 def check(
@@ -212,11 +213,9 @@ def _run(
 
 
 def _collect(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport, output: Any) -> Results:
-    kinds = {m.spec: m.kind for m in (method.resolved(model) for method in plan.methods)}
     rows, details = [], []
-    for item, lines in current_outcomes(run_dir, plan, model):
-        outcomes = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-        rows.append(row_view(item.model_dump(), outcomes, kinds))
+    for row, lines in result_rows(run_dir, plan, model):
+        rows.append(row)
         details.append({method: _typed(method, line["result"]) for method, line in lines.items()})
     summary = summarise(run_dir, plan, model)
     return Results(rows, details, summary, report, Path(output) if output is not None else None)

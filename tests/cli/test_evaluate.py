@@ -231,3 +231,37 @@ def test_a_run_killed_with_sigkill_resumes_to_the_results_of_an_uninterrupted_ru
     assert uninterrupted.returncode == 0, uninterrupted.stderr
     assert len(results.read_text().splitlines()) == 48
     assert results_of(killed) == results_of(whole)
+
+
+def test_unicode_line_separators_in_an_answer_round_trip_and_stay_on_one_results_line(server, tmp_path):
+    answer = "The Nile\u2028flows north.\u0085Indeed."
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"answer": answer, "reference": "R.", "ground_truth": "G."}])
+    result = invoke(server.base_url, "--json", "evaluate", str(data), "-o", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    raw = (tmp_path / "run" / "results.jsonl").read_text(encoding="utf-8")
+    assert len(raw.splitlines()) == 2  # str.splitlines would split at U+2028: they are escaped
+    assert {json.loads(line)["item"]["answer"] for line in raw.splitlines()} == {answer}
+    assert any(delimit("answer", answer) in request.prompt for request in server.requests)
+
+
+def test_an_unterminated_csv_quote_exits_2_naming_the_line_and_writes_nothing(server, tmp_path):
+    data = tmp_path / "rows.csv"
+    data.write_text('answer,reference\nfine,r\n"open,r\nnext,r\n', encoding="utf-8")
+    result = invoke(server.base_url, "evaluate", str(data), "-o", str(tmp_path / "run"))
+    assert result.exit_code == 2 and "line 3: malformed CSV" in result.output
+    assert not (tmp_path / "run").exists() and server.requests == []
+
+
+def test_an_output_equal_to_the_input_is_refused(server, tmp_path):
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"answer": "A.", "reference": "R."}])
+    before = data.read_text(encoding="utf-8")
+    result = invoke(server.base_url, "evaluate", str(data), "-o", str(data))
+    assert result.exit_code == 2 and "also an input" in result.output
+    assert data.read_text(encoding="utf-8") == before and server.requests == []
+
+
+def test_an_output_in_a_missing_directory_is_created(server, tmp_path):
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"answer": "A.", "facts": ["A fact."]}])
+    result = invoke(server.base_url, "recall", str(data), "-o", str(tmp_path / "new" / "deeper" / "out.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "new" / "deeper" / "out.jsonl.manifest.json").exists()

@@ -172,7 +172,7 @@ class RunDir:
         with self.results.open("ab", buffering=0) as handle:
 
             def append(line: dict[str, Any]) -> None:
-                data = memoryview((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+                data = memoryview((results_line(line) + "\n").encode("utf-8"))
                 while data:
                     data = data[handle.write(data) :]
 
@@ -219,6 +219,12 @@ class RunDir:
             line = None
         if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
             raise RunError(f"{self.results} exists and is not a ragfacts results file; give another -o")
+
+
+def results_line(line: dict[str, Any]) -> str:
+    """One results line as JSON text; the characters some readers take for line breaks are escaped."""
+    text = json.dumps(line, ensure_ascii=False)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -1,4 +1,5 @@
-"""The dataset path of `check`, `recall` and `evaluate`: open the data, run the runner, report, gate.
+"""What `check`, `recall` and `evaluate` share: the chosen method, one answer judged, and the dataset path
+(open the data, run the runner, report, gate).
 
 Output order on stderr: how the data is read, progress, what ran, the summary (with its rule), any
 command-specific tables, gate results, and the usage ledger last. With --json, stdout gets one document:
@@ -19,16 +20,27 @@ from rich.markup import escape
 
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, current_outcomes, run, summarise
-from ragfacts.bench.summary import MethodSummary, gate_failures, row_view
-from ragfacts.cli._common import EXIT_GATE, EXIT_STOPPED, AppState, build_runtime, fail, run_async, show_ledger
+from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, result_rows, run, summarise
+from ragfacts.bench.summary import MethodSummary, gate_failures, summarise_method
+from ragfacts.cli._common import (
+    EXIT_GATE,
+    EXIT_STOPPED,
+    AppState,
+    build_runtime,
+    fail,
+    run_async,
+    run_with_runtime,
+    show_ledger,
+)
 from ragfacts.cli._method_flags import resolved_parameters, with_parameters
-from ragfacts.cli._render import summary_table
+from ragfacts.cli._render import show_result, summary_table
 from ragfacts.console import err, print_json
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.reader import DatasetError
-from ragfacts.methods.base import Method, Outcome
+from ragfacts.items import Item
+from ragfacts.methods.base import Kind, Method, MethodError, create_method
 from ragfacts.models import ChatModel
+from ragfacts.runtime import Runtime
 
 # Called after the summary, for a command's own tables (and files such as --csv-out); what it returns is
 # added to the --json document.
@@ -184,6 +196,36 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         raise typer.Exit(EXIT_GATE)
 
 
+def method_for(kind: Kind, name: str, options: dict[str, Any]) -> Method:
+    """The `kind` method called `name` with `options`; anything else exits 2 naming what is possible."""
+    try:
+        judge = create_method(name, **options)
+    except MethodError as error:
+        fail(str(error))
+    if judge.kind != kind:
+        fail(f"{name} is a {judge.kind} method; this command takes a {kind} method (`ragfacts methods`)")
+    return judge
+
+
+def judge_one(state: AppState, judge: Method, item: Item, gates: Gates) -> None:
+    """Judge one answer, show the result (JSON on stdout with --json), then the ledger; exit 1 if a gate fails."""
+
+    async def job(runtime: Runtime) -> Any:
+        return await judge.evaluate(item, runtime.model())
+
+    def report(result: Any) -> None:
+        show_result(result)
+        if state.as_json:
+            print_json(result.model_dump(mode="json"))
+
+    result = run_with_runtime(state, job, report=report)
+    failed = gate_failures([summarise_method(judge.spec, judge.kind, 1, [result.outcome()])], **vars(gates))
+    for line in failed:
+        err.print(f"[red]{escape(line)}[/red]")
+    if failed:
+        raise typer.Exit(EXIT_GATE)
+
+
 def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
     """`--map answer=response,reference=retrieved_contexts` (repeatable) as {field: column}."""
     mapping: dict[str, str] = {}
@@ -211,13 +253,10 @@ def _show_report(report: RunReport) -> None:
 def _json_document(
     run_dir: RunDir, plan: RunPlan, model: ChatModel, summaries: list[MethodSummary], report: RunReport
 ) -> dict[str, Any]:
-    kinds = {m.spec: m.kind for m in (method.resolved(model) for method in plan.methods)}
-    rows = []
-    for item, lines in current_outcomes(run_dir, plan, model):
-        outcomes = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-        row = row_view(item.model_dump(), outcomes, kinds)
-        row["results"] = {method: line["result"] for method, line in lines.items()}
-        rows.append(row)
+    rows = [
+        {**row, "results": {method: line["result"] for method, line in lines.items()}}
+        for row, lines in result_rows(run_dir, plan, model)
+    ]
     return {
         "run": str(run_dir.target),
         "results_file": str(run_dir.results),

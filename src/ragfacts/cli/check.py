@@ -10,18 +10,15 @@ import typer
 from ragfacts.bench.official_csv import write_official_csv
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, current_outcomes
-from ragfacts.bench.summary import gate_failures, summarise_method
 from ragfacts.cli import app
-from ragfacts.cli._common import EXIT_GATE, AppState, fail, read_text_argument, run_with_runtime
-from ragfacts.cli._dataset import DatasetRun, RunOptions, run_dataset, with_run_options
+from ragfacts.cli._common import AppState, fail, read_text_argument
+from ragfacts.cli._dataset import DatasetRun, RunOptions, judge_one, method_for, run_dataset, with_run_options
 from ragfacts.cli._method_flags import with_method_flags
-from ragfacts.cli._render import show_legend, show_result
-from ragfacts.console import err, print_json
+from ragfacts.cli._render import show_legend
+from ragfacts.console import err
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, MethodError, create_method
 from ragfacts.methods.lface4rag import CheckResult
 from ragfacts.models import ChatModel
-from ragfacts.runtime import Runtime
 
 
 @app.command()
@@ -57,7 +54,7 @@ def check(
 ) -> None:
     """Check whether answers are faithful to their references (L-Face4RAG by default)."""
     state: AppState = ctx.obj
-    judge = _method(method, method_options)
+    judge = method_for("precision", method, method_options)
     if fail_on_inconsistent:
         run_options.gates.min_consistent = 1.0
     if data is None:
@@ -70,7 +67,7 @@ def check(
             reference=read_text_argument(reference, "--reference") or "",
             answer=read_text_argument(answer, "--answer") or "",
         )
-        _check_one(state, judge, item, run_options)
+        judge_one(state, judge, item, run_options.gates)
         return
     if reference is not None or answer is not None or question is not None:
         fail("--reference, --answer and --question are for one pair; a dataset file brings its own columns")
@@ -78,34 +75,6 @@ def check(
         fail("a dataset needs -o RUN_DIR (or OUT.jsonl): results are written there, and a rerun resumes from it")
     job = DatasetRun(data, output, [judge], run_options, other_outputs=(csv_out,) if csv_out else ())
     run_dataset(state, job, after=lambda run_dir, plan, model: _after(run_dir, plan, model, csv_out))
-
-
-def _method(name: str, options: dict[str, Any]) -> Method:
-    try:
-        judge = create_method(name, **options)
-    except MethodError as error:
-        fail(str(error))
-    if judge.kind != "precision":
-        fail(f"{name} is a {judge.kind} method; check takes a precision method (`ragfacts methods`)")
-    return judge
-
-
-def _check_one(state: AppState, judge: Method, item: Item, run_options: RunOptions) -> None:
-    async def job(runtime: Runtime) -> Any:
-        return await judge.evaluate(item, runtime.model())
-
-    def report(result: Any) -> None:
-        show_result(result)
-        if state.as_json:
-            print_json(result.model_dump(mode="json"))
-
-    result = run_with_runtime(state, job, report=report)
-    summary = summarise_method(judge.spec, "precision", 1, [result.outcome()])
-    gates = gate_failures([summary], **vars(run_options.gates))
-    for line in gates:
-        err.print(f"[red]{line}[/red]")
-    if gates:
-        raise typer.Exit(EXIT_GATE)
 
 
 def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel, csv_out: Path | None) -> dict[str, Any]:

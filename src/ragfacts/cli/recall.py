@@ -12,19 +12,16 @@ from rich.markup import escape
 from ragfacts.bench.recall_metrics import RecallMetrics, recall_metrics
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, current_outcomes
-from ragfacts.bench.summary import gate_failures, summarise_method
 from ragfacts.cli import app
 from ragfacts.cli._common import EXIT_GATE, AppState, fail, read_text_argument, run_with_runtime
-from ragfacts.cli._dataset import DatasetRun, RunOptions, run_dataset, with_run_options
+from ragfacts.cli._dataset import DatasetRun, RunOptions, judge_one, method_for, run_dataset, with_run_options
 from ragfacts.cli._method_flags import with_method_flags
-from ragfacts.cli._render import recall_metrics_table, show_result
+from ragfacts.cli._render import recall_metrics_table
 from ragfacts.console import err, print_json
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, MethodError, create_method
 from ragfacts.methods.facts import generate_facts, read_fact_list
 from ragfacts.methods.verdicts import Verification
 from ragfacts.models import ChatModel
-from ragfacts.runtime import Runtime
 
 
 @app.command()
@@ -80,7 +77,7 @@ def recall_command(
 ) -> None:
     """Check which facts an answer recalls; or, with DATA -o RUN_DIR, every row of a dataset."""
     state: AppState = ctx.obj
-    judge = _method(method, method_options)
+    judge = method_for("recall", method, method_options)
     if data is not None:
         if any(v is not None for v in (answer, facts_text, ground_truth, question)):
             fail("give either DATA -o RUN_DIR or --answer with --facts/--ground-truth, not both")
@@ -106,34 +103,7 @@ def recall_command(
         answer=read_text_argument(answer, "--answer") or "",
         facts=given,
     )
-    _recall_one(state, judge, item, run_options)
-
-
-def _method(name: str, options: dict[str, Any]) -> Method:
-    try:
-        judge = create_method(name, **options)
-    except MethodError as error:
-        fail(str(error))
-    if judge.kind != "recall":
-        fail(f"{name} is a {judge.kind} method; recall takes a recall method (`ragfacts methods`)")
-    return judge
-
-
-def _recall_one(state: AppState, judge: Method, item: Item, run_options: RunOptions) -> None:
-    async def job(runtime: Runtime) -> Any:
-        return await judge.evaluate(item, runtime.model())
-
-    def report(result: Any) -> None:
-        show_result(result)
-        if state.as_json:
-            print_json(result.model_dump(mode="json"))
-
-    result = run_with_runtime(state, job, report=report)
-    gates = gate_failures([summarise_method(judge.spec, "recall", 1, [result.outcome()])], **vars(run_options.gates))
-    for line in gates:
-        err.print(f"[red]{line}[/red]")
-    if gates:
-        raise typer.Exit(EXIT_GATE)
+    judge_one(state, judge, item, run_options.gates)
 
 
 def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> dict[str, Any]:
