@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ragfacts.text import approx_tokens
+
 
 @dataclass
 class Reply:
@@ -128,6 +130,7 @@ class ScriptedServer:
 
     def __init__(self, port: int = 0) -> None:
         self.requests: list[RecordedRequest] = []
+        self.count_tokens = False  # usage from the request's text (approx_tokens) instead of fixed numbers
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests the server was answering at once
         self._queue: list[Reply] = []
@@ -161,6 +164,7 @@ class ScriptedServer:
         with self._lock:
             self.requests.clear()
             self.max_in_flight = 0
+            self.count_tokens = False
             self._queue.clear()
             self._rules.clear()
 
@@ -208,7 +212,7 @@ class ScriptedServer:
                         reply.headers,
                     )
                     return
-                self._send(200, completion_body(request.body, reply), reply.headers)
+                self._send(200, completion_body(request.body, reply, server.count_tokens), reply.headers)
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(payload).encode("utf-8")
@@ -223,7 +227,7 @@ class ScriptedServer:
         return Handler
 
 
-def completion_body(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def completion_body(body: dict[str, Any], reply: Reply, count_tokens: bool = False) -> dict[str, Any]:
     """Build a chat.completion object answering `body` with `reply`."""
     schema = request_schema(body)
     content = reply.content
@@ -245,6 +249,11 @@ def completion_body(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": reply.finish_reason}
     if reply.logprobs is not None:
         choice["logprobs"] = {"content": reply.logprobs}
+    prompt_tokens, completion_tokens = reply.prompt_tokens, reply.completion_tokens
+    if count_tokens:
+        texts = [str(m.get("content", "")) for m in body.get("messages", [])]
+        prompt_tokens = sum(approx_tokens(t) for t in texts) + (approx_tokens(json.dumps(schema)) if schema else 0)
+        completion_tokens = approx_tokens(content)
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -252,8 +261,8 @@ def completion_body(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "model": body.get("model", "scripted"),
         "choices": [choice],
         "usage": {
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         },
     }

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from ragfacts.cli import app, hoist_global_options, main
 from ragfacts.methods import base
+from ragfacts.usage import Usage
 from tests.conftest import TEST_KEY
 from tests.methods.test_lface4rag import REFERENCE, SEG1, decomposition
 
@@ -67,6 +68,9 @@ def broken_method() -> Iterator[None]:
 
         async def evaluate(self, item, model):
             raise RuntimeError("a bug")
+
+        def estimate(self, item, model):
+            return Usage(calls=1)
 
     yield
     base._REGISTRY.clear()

@@ -41,8 +41,8 @@ def test_default_options_give_the_bare_name_as_spec():
 
 
 def test_an_unknown_method_names_the_registered_ones():
-    with pytest.raises(MethodError, match=r"unknown method 'factscore'.*faaf"):
-        create_method("factscore")
+    with pytest.raises(MethodError, match=r"unknown method 'minicheck'.*faaf"):
+        create_method("minicheck")
 
 
 def test_a_misspelled_option_fails_loudly_and_names_the_options():
@@ -113,6 +113,9 @@ async def test_a_new_method_is_one_class_and_its_registration(registry, make_mod
 
         async def evaluate(self, item: Item, model: ChatModel) -> EchoResult:
             return EchoResult(label=self.options.verdict)
+
+        def estimate(self, item: Item, model: ChatModel) -> Usage:
+            return Usage()
 
     judge = create_method("echo:verdict=inconsistent")
     assert isinstance(judge, Echo) and "echo" in registered_methods()

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from ragfacts.methods.bilingual import in_language
 from ragfacts.methods.precision import schemas
 from ragfacts.models.structured import json_schema_of
 from ragfacts.typology import ErrorType
@@ -36,17 +37,17 @@ def descriptions(node: Any) -> list[str]:
 
 @pytest.mark.parametrize("schema", ALL)
 def test_every_description_has_a_chinese_version(schema: type[BaseModel]):
-    chinese = json_schema_of(schemas.in_language(schema, "zh"))
+    chinese = json_schema_of(in_language(schema, "zh"))
     untranslated = [d for d in descriptions(chinese) if not CJK.search(d)]
     assert untranslated == []
-    assert json_schema_of(schemas.in_language(schema, "en")) == json_schema_of(schema)
+    assert json_schema_of(in_language(schema, "en")) == json_schema_of(schema)
 
 
 @pytest.mark.parametrize("schema", ALL)
 def test_the_chinese_variant_keeps_the_name_and_validates_the_same(schema: type[BaseModel]):
-    variant = schemas.in_language(schema, "zh")
+    variant = in_language(schema, "zh")
     assert variant.__name__ == schema.__name__ and issubclass(variant, schema)
-    assert schemas.in_language(schema, "zh") is variant
+    assert in_language(schema, "zh") is variant
 
 
 @pytest.mark.parametrize("schema", [schemas.FactCheck, schemas.LogicCheck, schemas.FactVerdict])

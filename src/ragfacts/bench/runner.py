@@ -286,6 +286,7 @@ def _manifest(before: dict[str, Any] | None, plan: RunPlan, methods: list[Method
             "rows": dataset.rows,
             "items": dataset.count,
             "layout": dataset.plan.layout.name if dataset.plan else None,
+            "selection": dataset.selection,
             "columns": dataset.plan.sources if dataset.plan else {},
         },
         "model": {"spec": plan.model_spec or f"{model.backend}:{model.model_id}", "fingerprint": model.fingerprint()},

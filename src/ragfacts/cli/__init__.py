@@ -128,14 +128,15 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(EXIT_INTERNAL) from None
 
 
-from ragfacts.cli import check as _check  # noqa: E402  (registers the command)
+from ragfacts.cli import bench as _bench  # noqa: E402  (registers the command)
+from ragfacts.cli import check as _check  # noqa: E402
 from ragfacts.cli import demo as _demo  # noqa: E402
 from ragfacts.cli import evaluate as _evaluate  # noqa: E402
 from ragfacts.cli import methods as _methods  # noqa: E402
 from ragfacts.cli import models as _models  # noqa: E402
 from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and `recall`)
 
-__all__ = ["_check", "_demo", "_evaluate", "_methods", "_models", "_recall", "app", "main"]
+__all__ = ["_bench", "_check", "_demo", "_evaluate", "_methods", "_models", "_recall", "app", "main"]
 
 if __name__ == "__main__":
     main()

@@ -21,6 +21,7 @@ from rich.markup import escape
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.rundir import RunDir, RunError
 from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, result_rows, run, summarise
+from ragfacts.bench.sampling import stratified_sample
 from ragfacts.bench.summary import MethodSummary, gate_failures, summarise_method
 from ragfacts.cli._common import (
     EXIT_GATE,
@@ -36,6 +37,7 @@ from ragfacts.cli._method_flags import resolved_parameters, with_parameters
 from ragfacts.cli._render import show_result, summary_table
 from ragfacts.console import err, print_json
 from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.layouts import GOLD_LABEL_COLUMNS
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Kind, Method, MethodError, create_method
@@ -78,6 +80,8 @@ class DatasetRun:
     options: RunOptions
     every_method_on_every_item: bool = True  # check/recall: a row the method cannot judge is bad input
     other_outputs: tuple[Path, ...] = ()
+    sample: tuple[int | None, int] = (None, 0)  # (size, seed) of a stratified sample (bench)
+    require_labels: bool = False  # bench with precision methods: gold labels are the point
 
 
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
@@ -147,9 +151,8 @@ def with_run_options(*gates: str) -> Callable[[Callable[..., Any]], Callable[...
 def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None) -> None:
     """Run `job` and report; exits 2 on bad input (nothing written), 3 if stopped early, 1 if a gate fails."""
     options = job.options
-    mapping = parse_mapping(options.mapping)
+    dataset = open_dataset(job)
     try:
-        dataset = Dataset.open(job.data, mapping)
         plan = RunPlan(
             dataset=dataset,
             methods=job.methods,
@@ -194,6 +197,23 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         raise typer.Exit(EXIT_STOPPED)
     if gates:
         raise typer.Exit(EXIT_GATE)
+
+
+def open_dataset(job: DatasetRun) -> Dataset:
+    """The job's dataset (mapped, sampled); bad input exits 2, and so does a bench without gold labels."""
+    try:
+        dataset = Dataset.open(job.data, parse_mapping(job.options.mapping))
+        size, seed = job.sample
+        if size is not None:
+            dataset = stratified_sample(dataset, size, seed)
+    except DatasetError as error:
+        fail(str(error))
+    if job.require_labels and not dataset.labelled:
+        fail(
+            f"{dataset.name}: no gold labels (looked for a column named {', '.join(GOLD_LABEL_COLUMNS)}); the file is "
+            f"read as: {dataset.describe()}. Name the label column with --map label=COLUMN"
+        )
+    return dataset
 
 
 def method_for(kind: Kind, name: str, options: dict[str, Any]) -> Method:

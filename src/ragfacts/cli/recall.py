@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.recall_metrics import RecallMetrics, recall_metrics
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes
+from ragfacts.bench.runner import RunPlan
+from ragfacts.bench.scoring import score_run
 from ragfacts.cli import app
 from ragfacts.cli._common import EXIT_GATE, AppState, fail, read_text_argument, run_with_runtime
 from ragfacts.cli._dataset import DatasetRun, RunOptions, judge_one, method_for, run_dataset, with_run_options
@@ -20,7 +20,6 @@ from ragfacts.cli._render import recall_metrics_table
 from ragfacts.console import err, print_json
 from ragfacts.items import Item
 from ragfacts.methods.facts import generate_facts, read_fact_list
-from ragfacts.methods.verdicts import Verification
 from ragfacts.models import ChatModel
 
 
@@ -108,15 +107,7 @@ def recall_command(
 
 def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> dict[str, Any]:
     """The FaaF paper's view per method and answer type: judged True, N/A, and ER/F1m where humans labelled facts."""
-    grouped: dict[tuple[str, str], list[tuple[Verification, list[bool | None] | None]]] = {}
-    for item, lines in current_outcomes(run_dir, plan, model):
-        for method, line in lines.items():
-            verification = Verification.model_validate(line["result"]["verification"])
-            labels = item.fact_labels if item.facts and item.fact_labels is not None else None
-            if labels is not None and len(labels) != len(verification.verdicts):
-                labels = None
-            grouped.setdefault((method, item.answer_type or "answer"), []).append((verification, labels))
-    metrics: list[RecallMetrics] = [recall_metrics(method, kind, pairs) for (method, kind), pairs in grouped.items()]
+    _, metrics = score_run(run_dir, plan, model)
     if len(metrics) > 1 or any(m.labelled for m in metrics):
         err.print(recall_metrics_table(metrics))
     return {"recall_metrics": [m.model_dump() for m in metrics]}

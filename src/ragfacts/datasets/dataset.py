@@ -37,6 +37,8 @@ class Dataset:
         self.path = path
         self.sha256 = sha256
         self.mapping = dict(mapping or {})
+        self.selection: dict[str, Any] | None = None  # how a subset was chosen (e.g. a stratified sample)
+        self._only: set[str] | None = None
         self._rows = rows
         self.plan: ColumnPlan | None = None
         self.rows = 0
@@ -59,6 +61,13 @@ class Dataset:
         records = [_as_row(row) if isinstance(row, Item) else dict(row) for row in rows]
         return cls("rows", lambda: ((f"row {n}", row) for n, row in enumerate(records, start=1)), mapping=mapping)
 
+    def select(self, ids: set[str], how: dict[str, Any]) -> Dataset:
+        """The same dataset restricted to the items with these ids; `how` says how they were chosen."""
+        subset = Dataset(self.name, self._rows, mapping=self.mapping, path=self.path, sha256=self.sha256)
+        subset._only, subset.selection = set(ids), how
+        subset._count()
+        return subset
+
     def describe(self) -> str:
         """How the data is read, in one line."""
         assert self.plan is not None
@@ -73,7 +82,9 @@ class Dataset:
             explicit = plan.sources.get("id")
             for fields in row_fields(plan, row, f"{self.name}: {where}"):
                 item = _item(fields, f"{self.name}: {where}")
-                yield _with_id(item, fields.get("id") if explicit else None, plan, seen, where, self.name)
+                item = _with_id(item, fields.get("id") if explicit else None, plan, seen, where, self.name)
+                if self._only is None or item.id in self._only:
+                    yield item
 
     def _scan(self) -> None:
         # The layout is chosen from the columns of all rows: JSONL rows need not all have the same keys.
@@ -84,6 +95,10 @@ class Dataset:
         if not columns:
             raise DatasetError(f"{self.name}: no rows")
         self.plan = plan_columns(list(columns), self.mapping, self.name)
+        self._count()
+
+    def _count(self) -> None:
+        self.count = self.with_reference = self.with_recall_target = self.labelled = 0
         for item in self.items():
             self.count += 1
             self.with_reference += bool(item.reference and item.reference.strip())

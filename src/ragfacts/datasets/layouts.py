@@ -47,6 +47,8 @@ FIELDS = (
     "answer_type",
     "fact_labels",
 )
+# Likely names, e.g. for the Face4RAG benchmark CSVs, whose columns are not documented; --map names others.
+GOLD_LABEL_COLUMNS = ("label", "gold_label", "fce_label", "is_consistent", "consistent", "factual_consistency", "标签")
 _GENERIC: dict[str, tuple[str, ...]] = {
     "id": ("id", "unique_id", "_id", "sample_id", "qid"),
     "question": ("question", "query", "user_input"),
@@ -54,9 +56,9 @@ _GENERIC: dict[str, tuple[str, ...]] = {
     "reference": ("reference", "ref", "context", "contexts", "retrieved_contexts", "documents", "passage"),
     "ground_truth": ("ground_truth", "ground_truths", "expected_answer", "gold_answer", "expected_output"),
     "facts": ("facts",),
-    "label": ("label", "gold_label"),
-    "error_type": ("error_type",),
-    "source_model": ("source_model",),
+    "label": GOLD_LABEL_COLUMNS,
+    "error_type": ("error_type", "error", "type", "错误类型"),
+    "source_model": ("source_model", "model", "llm", "generator", "模型"),
     "answer_type": ("answer_type",),
     "fact_labels": ("fact_labels", "labels"),
 }
@@ -70,6 +72,8 @@ _LABELS = {
     "false": "inconsistent",
     "unfaithful": "inconsistent",
     "hallucinated": "inconsistent",
+    "一致": "consistent",
+    "不一致": "inconsistent",
 }
 
 

@@ -29,6 +29,7 @@ from ragfacts.hashing import digest
 from ragfacts.items import Item
 from ragfacts.models import ChatModel
 from ragfacts.prompts import LANGS, load_prompt
+from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
 Kind = Literal["precision", "recall"]
@@ -87,6 +88,10 @@ class Method(ABC):
     async def evaluate(self, item: Item, model: ChatModel) -> MethodResult:
         """Judge one item; model and transport failures are part of the result, never raised."""
 
+    @abstractmethod
+    def estimate(self, item: Item, model: ChatModel) -> Usage:
+        """The calls and tokens judging `item` should cost, from the call pattern and the texts (`--dry-run`)."""
+
     def accepts(self, item: Item) -> str | None:
         """Why this method cannot judge `item` (e.g. it has no reference), or None if it can."""
         return None
@@ -121,6 +126,20 @@ class Method(ABC):
 
     def configuration_hash(self, model: ChatModel) -> str:
         return digest(self.configuration(model))
+
+
+class PrecisionMethod(Method):
+    """A method that judges an answer against its reference; its options may set the prompt language."""
+
+    kind = "precision"
+
+    def accepts(self, item: Item) -> str | None:
+        return None if item.reference and item.reference.strip() else "it has no reference to check the answer against"
+
+    def language(self, item: Item) -> str:
+        """The prompt language: the `lang` option if it names one, else the answer's language."""
+        chosen = getattr(self.options, "lang", "auto")
+        return detect_lang(item.answer) if chosen == "auto" else chosen
 
 
 M = TypeVar("M", bound=type[Method])

@@ -16,11 +16,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from ragfacts.methods.base import method
+from ragfacts.methods.prompting import estimate
 from ragfacts.methods.recall import Lang, RecallMethod, RecallResult, recall
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Completion, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, normalise, quote_found
+from ragfacts.usage import Usage
 
 __all__ = [
     "FALSE",
@@ -198,6 +200,24 @@ class FaaF(RecallMethod):
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
         o = self.options
         return await verify_facts(model, facts, answer, o.mode, o.citations, o.chunk_size or None, lang)
+
+    def estimate_verification(self, model: ChatModel, facts: list[str], answer: str, lang: str) -> Usage:
+        """One call per chunk of facts: the fact sheet as its schema, about 10 tokens a verdict (40 with citation)."""
+        o = self.options
+        size = o.chunk_size or max(len(facts), 1)
+        per_fact = 40 if o.citations else 10
+        return Usage.sum(
+            estimate(
+                model,
+                "verify_facts",
+                fact_sheet_model(chunk, o.mode, o.citations, lang),
+                lang,
+                5 + per_fact * len(chunk),
+                question=None,
+                passage=answer,
+            )
+            for chunk in (facts[start : start + size] for start in range(0, len(facts), size))
+        )
 
 
 def _unwrap(data: Any, sheet: type[FactSheet]) -> Any:

@@ -12,11 +12,11 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome, method
+from ragfacts.methods.base import Outcome, PrecisionMethod, method
+from ragfacts.methods.precision.costs import holistic as holistic_cost
 from ragfacts.methods.precision.results import AnswerLabel, HolisticResult
 from ragfacts.methods.precision.strategies import judge_whole_answer
 from ragfacts.models import ChatModel
-from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
 
@@ -61,22 +61,21 @@ class HolisticCheck(BaseModel):
 
 
 @method("holistic")
-class Holistic(Method):
+class Holistic(PrecisionMethod):
     """Precision by one structured judgement of the whole answer."""
 
-    kind = "precision"
     Options = HolisticOptions
     result_type = HolisticCheck
     description = "one structured judgement of the whole answer: is every claim supported by the reference?"
     prompts = ("holistic", "holistic_direct")
     options: HolisticOptions
 
-    def accepts(self, item: Item) -> str | None:
-        return None if item.reference and item.reference.strip() else "it has no reference to check the answer against"
-
     async def evaluate(self, item: Item, model: ChatModel) -> HolisticCheck:
-        lang = detect_lang(item.answer) if self.options.lang == "auto" else self.options.lang
+        lang = self.language(item)
         judgement = await judge_whole_answer(model, item, self.options.chain_of_thought, lang)
         labels = {"consistent": AnswerLabel.CONSISTENT, "inconsistent": AnswerLabel.INCONSISTENT}
         label = labels.get(judgement.verdict or "", AnswerLabel.UNSCORED)
         return HolisticCheck(id=item.id, label=label, lang=lang, model=model.model_id, judgement=judgement)
+
+    def estimate(self, item: Item, model: ChatModel) -> Usage:
+        return holistic_cost(model, item, self.options.chain_of_thought, self.language(item))

@@ -12,7 +12,8 @@ Registered as the method "lface4rag"; its options (`CheckOptions`) choose the st
 from __future__ import annotations
 
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, method
+from ragfacts.methods.base import PrecisionMethod, method
+from ragfacts.methods.precision.costs import estimate_check
 from ragfacts.methods.precision.options import CheckOptions, DecompositionMethod, Strategy, default_strategy
 from ragfacts.methods.precision.results import (
     AnswerLabel,
@@ -31,6 +32,7 @@ from ragfacts.methods.precision.results import (
 from ragfacts.methods.precision.stages import verify_quote
 from ragfacts.methods.precision.strategies import STRATEGIES
 from ragfacts.models import ChatModel
+from ragfacts.usage import Usage
 
 __all__ = [
     "AnswerLabel",
@@ -57,10 +59,9 @@ __all__ = [
 
 
 @method("lface4rag")
-class LFace4RAG(Method):
+class LFace4RAG(PrecisionMethod):
     """Precision by L-Face4RAG: decomposition, then a fact and a logic stage per segment."""
 
-    kind = "precision"
     Options = CheckOptions
     result_type = CheckResult
     description = (
@@ -80,14 +81,15 @@ class LFace4RAG(Method):
     )
     options: CheckOptions
 
-    def accepts(self, item: Item) -> str | None:
-        return None if item.reference and item.reference.strip() else "it has no reference to check the answer against"
-
     def resolved(self, model: ChatModel) -> LFace4RAG:
         return LFace4RAG(self.options.resolve_strategy(model.backend), spec=self.spec)
 
     async def evaluate(self, item: Item, model: ChatModel) -> CheckResult:
         return await check_item(model, item, self.options)
+
+    def estimate(self, item: Item, model: ChatModel) -> Usage:
+        options = self.options.resolve_strategy(model.backend)
+        return estimate_check(model, item, options, options.resolve_lang(item.answer))
 
 
 async def check_answer(

@@ -16,11 +16,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.methods.base import method
+from ragfacts.methods.prompting import estimate
 from ragfacts.methods.recall import Lang, RecallMethod
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang
+from ragfacts.usage import Usage
 
 Parsing = Literal["faithful", "corrected"]
 STAGE = "prompt_tf"
@@ -133,3 +135,9 @@ class PromptTF(RecallMethod):
 
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
         return await verify_facts_by_prompt(model, facts, answer, self.options.parsing, lang)
+
+    def estimate_verification(self, model: ChatModel, facts: list[str], answer: str, lang: str) -> Usage:
+        """One plain-text call per fact, about 30 tokens a reply."""
+        return Usage.sum(
+            estimate(model, "prompt_tf", None, lang, 30, question=None, passage=answer, claim=fact) for fact in facts
+        )

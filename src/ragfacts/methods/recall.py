@@ -16,9 +16,11 @@ from pydantic import BaseModel, computed_field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, Outcome, create_method
-from ragfacts.methods.facts import GeneratedFacts, generate_facts
+from ragfacts.methods.facts import FactList, GeneratedFacts, generate_facts
+from ragfacts.methods.prompting import estimate
 from ragfacts.methods.verdicts import Verification
 from ragfacts.models import ChatModel
+from ragfacts.text import approx_tokens, detect_lang
 from ragfacts.usage import Usage
 
 Lang = Literal["auto", "zh", "en"]
@@ -81,6 +83,29 @@ class RecallMethod(Method):
     @abstractmethod
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
         """Verify `facts` against `answer`."""
+
+    @abstractmethod
+    def estimate_verification(self, model: ChatModel, facts: list[str], answer: str, lang: str) -> Usage:
+        """What verifying `facts` against `answer` should cost."""
+
+    def estimate(self, item: Item, model: ChatModel) -> Usage:
+        """Fact generation unless the item has facts (about one fact per 12 tokens of the ground truth), then
+        the verification."""
+        facts = list(item.facts or [])
+        lang = self.options.lang if self.options.lang != "auto" else detect_lang(f"{item.answer} {' '.join(facts)}")
+        usages = []
+        if not facts:
+            truth = item.ground_truth or ""
+            count = max(1, round(approx_tokens(truth) / 12))
+            usages.append(
+                estimate(
+                    model, "generate_facts", FactList, lang, 5 + 15 * count, question=item.question, ground_truth=truth
+                )
+            )
+            step = max(len(truth) // count, 1)
+            facts = [truth[start : start + step] for start in range(0, step * count, step)]
+        usages.append(self.estimate_verification(model, facts, item.answer, lang))
+        return Usage.sum(usages)
 
     async def evaluate(self, item: Item, model: ChatModel) -> RecallResult:
         lang = None if self.options.lang == "auto" else self.options.lang

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ragfacts.methods.precision.options import DecompositionMethod
-from ragfacts.methods.precision.prompting import ask
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.precision.schemas import AtomicStatements, Decomposition
+from ragfacts.methods.prompting import ask
 from ragfacts.models import ChatModel
 
 _PROMPTS: dict[DecompositionMethod, tuple[str, type[Decomposition | AtomicStatements]]] = {

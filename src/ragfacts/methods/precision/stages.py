@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ragfacts.methods.precision.prompting import ask
 from ragfacts.methods.precision.results import CallRecord, FactResult, LogicResult, PointResult, QuoteCheck
 from ragfacts.methods.precision.schemas import FactCheck, FactVerdict, LogicCheck, LogicVerdict
+from ragfacts.methods.prompting import ask
 from ragfacts.models import ChatModel
 from ragfacts.text import quote_found
 

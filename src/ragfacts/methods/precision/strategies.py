@@ -13,7 +13,6 @@ from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.decompose import decompose_answer
 from ragfacts.methods.precision.options import CheckOptions, Strategy
-from ragfacts.methods.precision.prompting import ask
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -24,6 +23,7 @@ from ragfacts.methods.precision.results import (
 from ragfacts.methods.precision.schemas import HolisticJudgement, HolisticVerdict
 from ragfacts.methods.precision.scored import run_sentence_scores
 from ragfacts.methods.precision.stages import check_fact, check_logic
+from ragfacts.methods.prompting import ask
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
 

@@ -1,0 +1,152 @@
+"""How well a precision method agrees with gold labels: the Face4RAG tables' numbers and more.
+
+Scoring rule, stated under every table: an answer the method left unscored counts as wrong — in accuracy,
+in the accuracy of its class, and as not flagged (a miss for an inconsistent answer, not a false alarm for a
+consistent one) in the precision, recall and F1 of the inconsistent class. Nothing is dropped: the
+denominator is every labelled answer the method judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel
+
+from ragfacts.bench.summary import RESAMPLES, SEED, Estimate
+from ragfacts.typology import parse_error_type
+from ragfacts.usage import Usage
+
+RULE = (
+    "unscored answers count as wrong (and as not flagged in P/R/F1 of the inconsistent class); "
+    "intervals: bootstrap 95% over answers, 2,000 resamples"
+)
+PREDICTIONS = ("consistent", "inconsistent", "unscored")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One labelled answer as a method judged it."""
+
+    gold: str  # consistent | inconsistent
+    predicted: str  # consistent | inconsistent | unscored
+    error_type: str | None = None
+    source_model: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    failures: int = 0
+
+    @property
+    def correct(self) -> bool:
+        return self.predicted == self.gold
+
+
+class Rate(BaseModel):
+    """Correct answers out of n."""
+
+    correct: int = 0
+    n: int = 0
+
+    @property
+    def value(self) -> float | None:
+        return self.correct / self.n if self.n else None
+
+
+class ClassificationMetrics(BaseModel):
+    """A precision method against gold labels."""
+
+    method: str
+    answers: int = 0
+    positives: int = 0
+    negatives: int = 0
+    accuracy: Estimate = Estimate()
+    balanced_accuracy: Estimate = Estimate()
+    positive_accuracy: Rate = Rate()  # consistent answers judged consistent
+    negative_accuracy: Rate = Rate()  # inconsistent answers judged inconsistent
+    precision_inconsistent: float | None = None
+    recall_inconsistent: float | None = None
+    f1_inconsistent: float | None = None
+    confusion: dict[str, dict[str, int]] = {}  # gold -> predicted -> answers
+    unscored: int = 0
+    failed_calls: int = 0
+    by_error_type: dict[str, Rate] = {}  # inconsistent answers, judged inconsistent
+    by_source_model: dict[str, Rate] = {}  # all answers, judged right
+    usage: Usage = Usage()  # of the results (cached replies cost nothing)
+
+
+def error_type_name(value: str | None) -> str:
+    """The Face4RAG code of an error type when it is one ("矛盾错误" -> "KCont."), else the source's own name."""
+    if not value:
+        return "(none)"
+    parsed = parse_error_type(value)
+    return parsed.value if parsed is not None else value
+
+
+def classification_metrics(method: str, judged: Sequence[Judged]) -> ClassificationMetrics:
+    """The metrics of one method over its labelled answers."""
+    m = ClassificationMetrics(method=method, answers=len(judged))
+    if not judged:
+        return m
+    gold_inconsistent = np.array([j.gold == "inconsistent" for j in judged])
+    correct = np.array([j.correct for j in judged])
+    m.negatives = int(gold_inconsistent.sum())
+    m.positives = len(judged) - m.negatives
+    m.accuracy = _bootstrap(correct, gold_inconsistent, _accuracy)
+    m.balanced_accuracy = _bootstrap(correct, gold_inconsistent, _balanced_accuracy)
+    m.positive_accuracy = Rate(correct=int((correct & ~gold_inconsistent).sum()), n=m.positives)
+    m.negative_accuracy = Rate(correct=int((correct & gold_inconsistent).sum()), n=m.negatives)
+    flagged = sum(j.predicted == "inconsistent" for j in judged)
+    hits = m.negative_accuracy.correct
+    m.precision_inconsistent = hits / flagged if flagged else None
+    m.recall_inconsistent = hits / m.negatives if m.negatives else None
+    p, r = m.precision_inconsistent, m.recall_inconsistent
+    m.f1_inconsistent = 2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)
+    m.confusion = {
+        gold: {pred: sum(j.gold == gold and j.predicted == pred for j in judged) for pred in PREDICTIONS}
+        for gold in ("consistent", "inconsistent")
+    }
+    m.unscored = sum(j.predicted == "unscored" for j in judged)
+    m.failed_calls = sum(j.failures for j in judged)
+    for j in judged:
+        if j.gold == "inconsistent":
+            rate = m.by_error_type.setdefault(error_type_name(j.error_type), Rate())
+            rate.n, rate.correct = rate.n + 1, rate.correct + j.correct
+        if j.source_model:
+            rate = m.by_source_model.setdefault(j.source_model, Rate())
+            rate.n, rate.correct = rate.n + 1, rate.correct + j.correct
+    m.by_error_type = dict(sorted(m.by_error_type.items()))
+    m.by_source_model = dict(sorted(m.by_source_model.items()))
+    m.usage = Usage.sum(j.usage for j in judged)
+    return m
+
+
+def _accuracy(correct: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    return correct.mean(axis=-1)
+
+
+def _balanced_accuracy(correct: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tnr = (correct & negative).sum(axis=-1) / negative.sum(axis=-1)
+        tpr = (correct & ~negative).sum(axis=-1) / (~negative).sum(axis=-1)
+    return (tnr + tpr) / 2
+
+
+Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _bootstrap(correct: np.ndarray, negative: np.ndarray, statistic: Statistic) -> Estimate:
+    """The statistic with a percentile bootstrap 95% interval; resamples lacking a class are skipped."""
+    value = float(statistic(correct, negative))
+    if np.isnan(value):
+        return Estimate(n=len(correct))
+    rng = np.random.default_rng(SEED)
+    n = len(correct)
+    samples: list[np.ndarray] = []
+    step = max(1, 2_000_000 // n)
+    for start in range(0, RESAMPLES, step):
+        index = rng.integers(0, n, size=(min(step, RESAMPLES - start), n))
+        samples.append(statistic(correct[index], negative[index]))
+    values = np.concatenate(samples)
+    values = values[~np.isnan(values)]
+    low, high = np.percentile(values, [2.5, 97.5])
+    return Estimate(value=value, low=float(low), high=float(high), n=n)

@@ -1,0 +1,215 @@
+"""The papers' tables from bench metrics: one data structure, rendered with rich or as Markdown.
+
+Precision (Face4RAG): accuracy by error type (Tables 3 and 7), by source model (Table 4), overall/positive/
+negative per method (Tables 6 and 8: ablations are methods like `lface4rag:cot=false`), plus balanced
+accuracy, P/R/F1 of the inconsistent class with intervals, confusion matrices and cost per answer.
+Recall (FaaF): N/A, error rate and F1-micro on False per answer type (Table 2), calls and tokens per method
+(Table 3). The scoring rule is stated under each table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rich.markup import escape
+from rich.table import Table
+
+from ragfacts.bench.metrics import RULE, ClassificationMetrics, Rate
+from ragfacts.bench.recall_metrics import RecallMetrics
+from ragfacts.bench.summary import Estimate
+from ragfacts.typology import ErrorType
+
+_TYPE_ORDER = {t.value: n for n, t in enumerate(ErrorType)}
+RECALL_RULE = (
+    "N/A: facts without a verdict (failed calls included), out of all facts; ER: wrong verdicts among facts "
+    "with a human label and a verdict (the paper's rule); F1m: F1 of the False class, 0 when undefined"
+)
+
+
+@dataclass
+class TableData:
+    """A table: title, columns, rows of text, and the rule that made its numbers."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    note: str = ""
+
+
+def precision_tables(metrics: Sequence[ClassificationMetrics]) -> list[TableData]:
+    """The Face4RAG-shaped tables for precision methods judged against gold labels."""
+    if not metrics:
+        return []
+    tables = [_by_error_type(metrics)]
+    models = sorted({name for m in metrics for name in m.by_source_model})
+    if models:
+        table = TableData(
+            "Accuracy by source model (%, the shape of Face4RAG Table 4)",
+            ["method", "Total", *[f"{name} (n={_n(metrics, 'by_source_model', name)})" for name in models]],
+            note=RULE,
+        )
+        for m in metrics:
+            table.rows.append(
+                [m.method, _percent(m.accuracy.value), *[_rate(m.by_source_model.get(x)) for x in models]]
+            )
+        tables.append(table)
+    overall = TableData(
+        "Overall, positive and negative accuracy (%, Face4RAG Tables 6 and 8)",
+        ["", *[m.method for m in metrics]],
+        note=RULE,
+    )
+    overall.rows = [
+        ["Overall", *[_percent(m.accuracy.value) for m in metrics]],
+        ["-Positive", *[_rate(m.positive_accuracy) for m in metrics]],
+        ["-Negative", *[_rate(m.negative_accuracy) for m in metrics]],
+    ]
+    tables.append(overall)
+    classification = TableData(
+        "Classification of the inconsistent class",
+        ["method", "answers", "accuracy", "balanced accuracy", "precision", "recall", "F1", "unscored", "failed calls"],
+        note=RULE,
+    )
+    for m in metrics:
+        classification.rows.append(
+            [
+                m.method,
+                f"{m.answers} ({m.positives}+/{m.negatives}-)",
+                _estimate(m.accuracy),
+                _estimate(m.balanced_accuracy),
+                _percent(m.precision_inconsistent),
+                _percent(m.recall_inconsistent),
+                _percent(m.f1_inconsistent),
+                str(m.unscored),
+                str(m.failed_calls),
+            ]
+        )
+    tables.append(classification)
+    confusion = TableData("Confusion (gold → predicted)", ["method", "gold", "consistent", "inconsistent", "unscored"])
+    for m in metrics:
+        for gold, row in m.confusion.items():
+            confusion.rows.append([m.method, gold, *[str(row[p]) for p in ("consistent", "inconsistent", "unscored")]])
+    tables.append(confusion)
+    tables.append(_cost([(m.method, m.answers, m.usage) for m in metrics]))
+    return tables
+
+
+def recall_tables(metrics: Sequence[RecallMetrics]) -> list[TableData]:
+    """The FaaF-shaped tables: per method and answer type (Table 2), and cost per method (Table 3)."""
+    if not metrics:
+        return []
+    table = TableData(
+        "Fact verification against human labels (FaaF Table 2)",
+        ["method", "answer type", "N/A", "ER %", "F1m %", "judged True %", "mean recall %", "labelled facts"],
+        note=RECALL_RULE,
+    )
+    for m in metrics:
+        table.rows.append(
+            [
+                m.method,
+                m.answer_type,
+                f"{m.na}/{m.facts}",
+                _percent(m.error_rate),
+                _percent(m.f1_micro),
+                _percent(m.true_fraction),
+                _percent(m.mean_recall),
+                str(m.labelled),
+            ]
+        )
+    totals: dict[str, list[int]] = {}
+    for m in metrics:
+        total = totals.setdefault(m.method, [0, 0, 0, 0])
+        for index, value in enumerate((m.answers, m.calls, m.prompt_tokens, m.completion_tokens)):
+            total[index] += value
+    cost = TableData(
+        "Verification cost (FaaF Table 3)",
+        ["method", "answers", "calls", "prompt tokens", "completion tokens"],
+        note="fact generation is shared by the methods and counted in the ledger, not here",
+    )
+    cost.rows = [[method, *map(str, values)] for method, values in totals.items()]
+    return [table, cost]
+
+
+def to_rich(table: TableData) -> Table:
+    rendered = Table(title=table.title, title_justify="left", caption=table.note or None, caption_justify="left")
+    for index, column in enumerate(table.columns):
+        rendered.add_column(escape(column), justify="left" if index == 0 else "right")
+    for row in table.rows:
+        rendered.add_row(*(escape(cell) for cell in row))
+    return rendered
+
+
+def to_markdown(tables: Sequence[TableData]) -> str:
+    parts = []
+    for table in tables:
+        lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
+        if table.note:
+            lines += ["", f"_{table.note}_"]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def _by_error_type(metrics: Sequence[ClassificationMetrics]) -> TableData:
+    types = sorted({t for m in metrics for t in m.by_error_type}, key=lambda t: (_TYPE_ORDER.get(t, 99), t))
+    table = TableData(
+        "Accuracy by error type (%, the shape of Face4RAG Tables 3 and 7)",
+        [
+            "method",
+            "Total",
+            f"Pos. (n={metrics[0].positives})",
+            *[f"{t} (n={_n(metrics, 'by_error_type', t)})" for t in types],
+        ],
+        note=RULE + "; error-type columns: inconsistent answers judged inconsistent",
+    )
+    for m in metrics:
+        table.rows.append(
+            [
+                m.method,
+                _percent(m.accuracy.value),
+                _rate(m.positive_accuracy),
+                *[_rate(m.by_error_type.get(t)) for t in types],
+            ]
+        )
+    return table
+
+
+def _cost(rows: list[tuple[str, int, object]]) -> TableData:
+    table = TableData(
+        "Cost per answer",
+        ["method", "calls", "prompt tokens", "completion tokens", "cache hits", "model s"],
+        note="from the stored results; a cached reply costs nothing, so a resumed or repeated run shows less",
+    )
+    for method, answers, usage in rows:
+        per = max(answers, 1)
+        table.rows.append(
+            [
+                method,
+                f"{usage.calls / per:.1f}",
+                f"{usage.prompt_tokens / per:,.0f}",
+                f"{usage.completion_tokens / per:,.0f}",
+                str(usage.cache_hits),
+                f"{usage.model_s / per:.1f}",
+            ]
+        )
+    return table
+
+
+def _n(metrics: Sequence[ClassificationMetrics], attribute: str, key: str) -> int:
+    return max(getattr(m, attribute).get(key, Rate()).n for m in metrics)
+
+
+def _rate(rate: Rate | None) -> str:
+    return "-" if rate is None or rate.value is None else f"{100 * rate.value:.1f}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _estimate(estimate: Estimate) -> str:
+    if estimate.value is None:
+        return "-"
+    if estimate.low is None or estimate.high is None:
+        return _percent(estimate.value)
+    return f"{100 * estimate.value:.1f} [{100 * estimate.low:.1f}, {100 * estimate.high:.1f}]"

@@ -1,0 +1,65 @@
+"""Schemas whose descriptions reach the model in the prompt's language.
+
+Field descriptions are instructions to the model, so a Chinese prompt must not be followed by English rules:
+descriptions are written in English with their Chinese text registered beside them (`bilingual`, and
+`chinese_doc` for class docstrings), and `in_language(schema, "zh")` gives a same-named variant whose JSON
+schema carries the Chinese texts.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+_ZH: dict[str, str] = {}
+M = TypeVar("M", bound=type[BaseModel])
+
+
+def bilingual(en: str, zh: str) -> str:
+    """Register the Chinese text of an English description and return the English one."""
+    _ZH[en] = zh
+    return en
+
+
+def chinese_doc(zh: str) -> Callable[[M], M]:
+    """Register the Chinese text of a class docstring (pydantic sends docstrings as descriptions)."""
+
+    def register(cls: M) -> M:
+        _ZH[inspect.cleandoc(cls.__doc__ or "")] = zh
+        return cls
+
+    return register
+
+
+def in_language(schema: M, lang: str) -> M:
+    """Return `schema`, or for "zh" a same-named subclass whose JSON schema has Chinese descriptions."""
+    return schema if lang != "zh" else _chinese(schema)
+
+
+@cache
+def _chinese(schema: M) -> M:
+    def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return translate_descriptions(super(variant, cls).model_json_schema(*args, **kwargs))
+
+    variant = type(schema.__name__, (schema,), {"model_json_schema": classmethod(model_json_schema)})
+    variant.__doc__ = schema.__doc__
+    return variant
+
+
+def translate_descriptions(node: Any) -> Any:
+    """Replace every registered English description in a JSON schema by its Chinese text."""
+    if isinstance(node, dict):
+        return {key: _translated(key, value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [translate_descriptions(item) for item in node]
+    return node
+
+
+def _translated(key: str, value: Any) -> Any:
+    if key == "description" and isinstance(value, str):
+        return _ZH.get(value, value)
+    return translate_descriptions(value)

@@ -1,0 +1,131 @@
+"""What a precision check should cost before it runs: calls and tokens from the strategy's call pattern.
+
+Used by `bench --dry-run`. Segments are estimated as the answer's sentences (conventional decomposition:
+1.5 statements per sentence); completions from the stage's schema and the segment's size. Where the call
+pattern depends on verdicts, an expected share is assumed and named: holistic_then_localise localises every
+other answer (by content hash), sentence_scores explains a quarter of an answer's sentences (rounded).
+"""
+
+from __future__ import annotations
+
+from ragfacts.items import Item
+from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.schemas import (
+    AtomicStatements,
+    Decomposition,
+    FactCheck,
+    FactVerdict,
+    HolisticJudgement,
+    HolisticVerdict,
+    LogicCheck,
+    LogicVerdict,
+)
+from ragfacts.methods.prompting import estimate
+from ragfacts.models import ChatModel
+from ragfacts.text import approx_tokens, split_sentences
+from ragfacts.usage import Usage
+
+EXPLAINED_SHARE = 0.25
+_DIRECT_REPLY = 15  # tokens of a verdict-only reply
+
+
+def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Usage:
+    """The expected usage of checking `item` with these (resolved) options."""
+    if options.strategy == "sentence_scores":
+        return _sentence_scores(model, item, options, lang)
+    if options.strategy == "holistic_then_localise":
+        judged = holistic(model, item, options.chain_of_thought, lang)
+        localised = int(item.content_hash(), 16) % 2 == 0
+        return Usage.sum([judged, _paper(model, item, options, lang)]) if localised else judged
+    return _paper(model, item, options, lang)
+
+
+def holistic(model: ChatModel, item: Item, chain_of_thought: bool, lang: str) -> Usage:
+    """One whole-answer judgement."""
+    texts = {"question": item.question, "reference": item.reference or "", "answer": item.answer}
+    if chain_of_thought:
+        return estimate(model, "holistic", HolisticJudgement, lang, 30 + approx_tokens(item.answer) // 2, **texts)
+    return estimate(model, "holistic_direct", HolisticVerdict, lang, _DIRECT_REPLY, **texts)
+
+
+def _segments(item: Item, options: CheckOptions) -> list[str]:
+    sentences = split_sentences(item.answer) or [item.answer]
+    if options.decomposition == "conventional":
+        return sentences + sentences[: len(sentences) // 2]
+    return sentences
+
+
+def _paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Usage:
+    conventional = options.decomposition == "conventional"
+    prompt, schema = ("decompose_conventional", AtomicStatements) if conventional else ("decompose", Decomposition)
+    answer_tokens = approx_tokens(item.answer)
+    usages = [
+        estimate(
+            model,
+            prompt,
+            schema,
+            lang,
+            10 + answer_tokens * (3 if conventional else 2) // 2,
+            question=item.question,
+            answer=item.answer,
+        )
+    ]
+    for segment in _segments(item, options):
+        usages.append(_fact(model, item, segment, options.chain_of_thought, lang))
+        if options.logic_stage:
+            size = approx_tokens(segment)
+            if options.chain_of_thought:
+                usages.append(
+                    estimate(
+                        model,
+                        "logic_consistency",
+                        LogicCheck,
+                        lang,
+                        120 + 2 * size,
+                        question=item.question,
+                        reference=item.reference or "",
+                        segment=segment,
+                    )
+                )
+            else:
+                usages.append(
+                    estimate(
+                        model,
+                        "logic_consistency_direct",
+                        LogicVerdict,
+                        lang,
+                        _DIRECT_REPLY,
+                        question=item.question,
+                        reference=item.reference or "",
+                        segment=segment,
+                    )
+                )
+    return Usage.sum(usages)
+
+
+def _fact(model: ChatModel, item: Item, segment: str, chain_of_thought: bool, lang: str) -> Usage:
+    texts = {"question": item.question, "reference": item.reference or "", "segment": segment}
+    if chain_of_thought:
+        return estimate(model, "fact_consistency", FactCheck, lang, 40 + 3 * approx_tokens(segment), **texts)
+    return estimate(model, "fact_consistency_direct", FactVerdict, lang, _DIRECT_REPLY, **texts)
+
+
+def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Usage:
+    sentences = split_sentences(item.answer) or [item.answer]
+    usages = [
+        estimate(
+            model,
+            "precision_score_statement",
+            None,
+            lang,
+            1,
+            question=item.question,
+            reference=item.reference or "",
+            statement=s,
+        )
+        for s in sentences
+    ]
+    if options.explain_failures:
+        explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)]
+        usages += [_fact(model, item, s, options.chain_of_thought, lang) for s in explained]
+    return Usage.sum(usages)

@@ -1,0 +1,59 @@
+"""--dry-run's estimate against the real ledger of the same run.
+
+The scripted server counts tokens from the request's text with the estimator's rule and replies with the
+shapes the estimate assumes (one segment per sentence, its number of facts), so this checks the call
+patterns and the prompt accounting: calls must match and prompt tokens be within 25%. How close the estimate
+is on a real model (whose replies have their own lengths) is measured in the README's bench section.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragfacts.bench.dryrun import estimate_run
+from ragfacts.bench.rundir import RunDir
+from ragfacts.bench.runner import RunPlan, run
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.methods.base import create_method
+from ragfacts.models import UsageLedger
+from ragfacts.text import approx_tokens, delimit, split_sentences
+from tests.scripted_server import Reply
+
+ROWS = [
+    {
+        "question": "Where does the Nile flow?",
+        "reference": "The Nile flows north through eleven countries into the Mediterranean Sea. " * 6,
+        "answer": "The Nile flows north. It ends in the Mediterranean Sea. It crosses eleven countries.",
+        "ground_truth": "The Nile flows north into the Mediterranean Sea after crossing eleven countries of Africa.",
+    },
+    {
+        "question": "大熊猫吃什么？",
+        "reference": "大熊猫生活在中国的山区。它们的食物中99%是竹子，偶尔也吃少量鸟类或鼠类。" * 5,
+        "answer": "大熊猫主要吃竹子。它们偶尔也吃鸟类。",
+        "ground_truth": "大熊猫的食物几乎全是竹子，偶尔也吃鸟类或鼠类。",
+    },
+]
+
+
+@pytest.mark.parametrize("spec", ["lface4rag", "lface4rag:logic=false", "holistic", "faaf", "ragas", "felm"])
+async def test_the_estimate_is_within_25_percent_of_the_ledger(spec, tmp_path, make_model, scripted_server):
+    scripted_server.count_tokens = True
+    for row in ROWS:
+        sentences = split_sentences(row["answer"])
+        shapes = {"segments": sentences, "statements": sentences, "problems": [], "verdict": "consistent"}
+        scripted_server.when(delimit("answer", row["answer"]), Reply.json(shapes))
+        facts = [row["ground_truth"][:10]] * max(1, round(approx_tokens(row["ground_truth"]) / 12))
+        scripted_server.when(delimit("reference_answer", row["ground_truth"]), Reply.json({"facts": facts}))
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS), encoding="utf-8")
+    plan = RunPlan(dataset=Dataset.open(path), methods=[create_method(spec)])
+    ledger = UsageLedger()
+    model = make_model(ledger=ledger)
+    (estimate,) = estimate_run(plan, model)
+    await run(RunDir(tmp_path / "run"), plan, model)
+    real = ledger.total()
+    assert estimate.items == 2
+    assert estimate.usage.calls == real.calls
+    assert abs(estimate.usage.prompt_tokens - real.prompt_tokens) <= 0.25 * real.prompt_tokens, (estimate, real)

@@ -1,0 +1,64 @@
+"""Precision metrics against gold labels, on a small set whose numbers are computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragfacts.bench.metrics import Judged, classification_metrics, error_type_name
+from ragfacts.bench.tables import precision_tables, to_markdown
+from ragfacts.usage import Usage
+
+# 4 consistent answers: 2 right, 1 flagged (a false alarm), 1 unscored.
+# 4 inconsistent answers: KCont. 1 of 2 caught, LCaus. 2 of 2 caught.
+JUDGED = [
+    Judged("consistent", "consistent", source_model="A", usage=Usage(calls=2, prompt_tokens=100)),
+    Judged("consistent", "consistent", source_model="B", usage=Usage(calls=2, prompt_tokens=100)),
+    Judged("consistent", "inconsistent", source_model="A", usage=Usage(calls=2, prompt_tokens=100)),
+    Judged("consistent", "unscored", source_model="B", usage=Usage(calls=2, failures=1), failures=1),
+    Judged("inconsistent", "inconsistent", error_type="KCont.", source_model="A", usage=Usage(calls=2)),
+    Judged("inconsistent", "consistent", error_type="矛盾错误", source_model="B", usage=Usage(calls=2)),
+    Judged("inconsistent", "inconsistent", error_type="LCaus.", source_model="A", usage=Usage(calls=2)),
+    Judged("inconsistent", "inconsistent", error_type="Causal Confusion", source_model="B", usage=Usage(calls=2)),
+]
+
+
+def test_the_metrics_equal_the_hand_computed_values():
+    m = classification_metrics("judge", JUDGED)
+    assert (m.answers, m.positives, m.negatives, m.unscored, m.failed_calls) == (8, 4, 4, 1, 1)
+    assert m.accuracy.value == 5 / 8
+    assert (m.positive_accuracy.correct, m.positive_accuracy.n) == (2, 4)
+    assert (m.negative_accuracy.correct, m.negative_accuracy.n) == (3, 4)
+    assert m.balanced_accuracy.value == pytest.approx((2 / 4 + 3 / 4) / 2)
+    assert m.precision_inconsistent == 3 / 4 and m.recall_inconsistent == 3 / 4 and m.f1_inconsistent == 3 / 4
+    assert m.confusion == {
+        "consistent": {"consistent": 2, "inconsistent": 1, "unscored": 1},
+        "inconsistent": {"consistent": 1, "inconsistent": 3, "unscored": 0},
+    }
+    assert {k: (r.correct, r.n) for k, r in m.by_error_type.items()} == {"KCont.": (1, 2), "LCaus.": (2, 2)}
+    assert {k: (r.correct, r.n) for k, r in m.by_source_model.items()} == {"A": (3, 4), "B": (2, 4)}
+    assert m.usage.calls == 16 and m.usage.prompt_tokens == 300
+
+
+def test_intervals_hold_the_value_and_a_set_without_negatives_has_no_balanced_accuracy():
+    m = classification_metrics("judge", JUDGED)
+    assert m.accuracy.low < m.accuracy.value < m.accuracy.high
+    only_positive = classification_metrics("judge", JUDGED[:2])
+    assert only_positive.balanced_accuracy.value is None and only_positive.accuracy.value == 1.0
+
+
+def test_error_types_are_named_by_their_face4rag_code_or_kept_as_given():
+    assert error_type_name("Causal Confusion") == "LCaus." and error_type_name("Unwanted.Intrinsic") == (
+        "Unwanted.Intrinsic"
+    )
+    assert error_type_name(None) == "(none)"
+
+
+def test_the_tables_carry_the_hand_computed_numbers_and_their_rule():
+    markdown = to_markdown(precision_tables([classification_metrics("judge", JUDGED)]))
+    assert "| method | Total | Pos. (n=4) | KCont. (n=2) | LCaus. (n=2) |" in markdown
+    assert "| judge | 62.5 | 50.0 | 50.0 | 100.0 |" in markdown
+    assert "| judge | 62.5 | 75.0 | 50.0 |" in markdown  # Table 4: Total, A, B
+    assert "| -Negative | 75.0 |" in markdown
+    assert "| judge | consistent | 2 | 1 | 1 |" in markdown
+    assert "| judge | 2.0 | 38 | 0 | 0 | 0.0 |" in markdown  # cost per answer
+    assert "unscored answers count as wrong" in markdown
