@@ -101,7 +101,7 @@ def evaluate(
 
     `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip.
     `settings` (also of `check` and `recall`): base_url, concurrency, cache (bool), cache_dir, limit, force,
-    progress (bool).
+    progress (bool), model_options (a dict of ModelOptions, e.g. {"mode": "tool"}).
     """
     methods = [create_method(spec) for spec in (precision, recall) if spec]
     return _run(_dataset(data, mapping), methods, model, output, strict=False, **(settings or {}))
@@ -180,6 +180,7 @@ def _run(
     limit: int | None = None,
     force: bool = False,
     progress: bool = False,
+    model_options: dict[str, Any] | None = None,
 ) -> Results:
     plan = RunPlan(dataset=dataset, methods=methods, limit=limit, force=force, in_flight=2 * concurrency)
     check_applicable(plan, strict=strict)
@@ -194,6 +195,7 @@ def _run(
                 concurrency=concurrency,
                 cache_dir=Path(cache_dir) if cache_dir else None,
                 use_cache=cache,
+                options=dict(model_options or {}),
             )
             runtime = Runtime(settings)
             chat = runtime.model()

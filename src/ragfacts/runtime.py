@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import ValidationError
+
 from ragfacts.models import (
     ChatModel,
     ConfigurationError,
@@ -37,6 +39,22 @@ class Settings:
     cache_dir: Path | None = None
     use_cache: bool = True
     options: dict[str, object] = field(default_factory=dict)
+
+
+def parse_model_options(pairs: list[str]) -> dict[str, object]:
+    """Model options given as ["key=value", ...], checked against ModelOptions; raises ValueError naming the fix."""
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"a model option is written key=value, not {pair!r}")
+        options[key.strip().replace("-", "_")] = value.strip()
+    try:
+        checked = ModelOptions(**options)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ValueError(f"model options: {problems}; options: {', '.join(ModelOptions.model_fields)}") from error
+    return checked.model_dump(include=set(options))
 
 
 def default_model_spec() -> str:

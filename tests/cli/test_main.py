@@ -98,3 +98,18 @@ def test_methods_lists_every_method_with_its_options():
     assert "w/o COT" in options[("chain_of_thought", "cot")]["help"]
     human = runner.invoke(app, ["methods"])
     assert "prompt-tf (recall)" in human.stderr and "chunk_size" in human.stderr
+
+
+def test_model_options_reach_the_requests_and_a_misspelled_one_is_refused(scripted_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    scripted_server.enqueue(decomposition(SEG1))
+    base = ["--model", "openai:s", "--base-url", scripted_server.base_url, "--no-cache"]
+    result = runner.invoke(
+        app, [*base, "-M", "mode=tool", "-M", "schema_in_prompt=true", "check", "-r", REFERENCE, "-a", SEG1]
+    )
+    assert result.exit_code == 0, result.output
+    first = scripted_server.requests[0].body
+    assert first["tool_choice"]["function"]["name"] == "Decomposition" and "response_format" not in first
+    assert "Reply with one JSON object" in scripted_server.requests[0].prompt
+    refused = runner.invoke(app, [*base, "-M", "moda=tool", "models"])
+    assert refused.exit_code == 2 and "moda" in refused.output and "schema_in_prompt" in refused.output

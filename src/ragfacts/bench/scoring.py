@@ -7,6 +7,7 @@ fact labels where the item has them (WikiEvalFacts), else with True-rates only.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ragfacts.bench.metrics import ClassificationMetrics, Judged, classification_metrics
@@ -14,6 +15,7 @@ from ragfacts.bench.recall_metrics import RecallMetrics, recall_metrics
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.bench.tables import TableData, precision_tables, recall_tables, to_markdown
+from ragfacts.items import Item
 from ragfacts.methods.verdicts import Verification
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
@@ -26,10 +28,16 @@ def score_run(
     run_dir: RunDir, plan: RunPlan, model: ChatModel
 ) -> tuple[list[ClassificationMetrics], list[RecallMetrics]]:
     """Per precision method its metrics against gold labels; per recall method and answer type its FaaF metrics."""
-    kinds = {m.spec: m.kind for m in plan.methods}
+    return score({m.spec: m.kind for m in plan.methods}, current_outcomes(run_dir, plan, model))
+
+
+def score(
+    kinds: dict[str, str], judged_items: Iterable[tuple[Item, dict[str, dict[str, Any]]]]
+) -> tuple[list[ClassificationMetrics], list[RecallMetrics]]:
+    """The metrics of each method (`kinds`: method -> precision | recall) over items with their results lines."""
     judged: dict[str, list[Judged]] = {spec: [] for spec, kind in kinds.items() if kind == "precision"}
     verified: dict[tuple[str, str], list[tuple[Verification, list[bool | None] | None]]] = {}
-    for item, lines in current_outcomes(run_dir, plan, model):
+    for item, lines in judged_items:
         for method, line in lines.items():
             outcome = line["outcome"]
             if kinds[method] == "precision":

@@ -16,9 +16,9 @@ import typer
 from rich.markup import escape
 
 import ragfacts
-from ragfacts.cli._common import EXIT_INTERNAL, AppState
+from ragfacts.cli._common import EXIT_INTERNAL, AppState, fail
 from ragfacts.console import err
-from ragfacts.runtime import Settings
+from ragfacts.runtime import Settings, parse_model_options
 
 
 def hoist_global_options(args: list[str]) -> list[str]:
@@ -93,17 +93,30 @@ def main_options(
     cache_dir: Annotated[Path | None, typer.Option(help="where the response cache lives")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the response cache")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable results on stdout")] = False,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model-option",
+            "-M",
+            help="a model option as key=value (repeatable), e.g. -M mode=tool -M schema_in_prompt=true for "
+            "llama_cpp.server or vLLM; see ModelOptions",
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
     ] = False,
 ) -> None:
+    try:
+        extra = parse_model_options(model_option or [])
+    except ValueError as error:
+        fail(str(error))
     settings = Settings(
         model=model,
         base_url=base_url,
         concurrency=concurrency,
         cache_dir=cache_dir,
         use_cache=not no_cache,
-        options={"max_retries": max_retries, "timeout_s": timeout},
+        options={"max_retries": max_retries, "timeout_s": timeout, **extra},
     )
     ctx.obj = AppState(settings, as_json)
 
@@ -135,8 +148,9 @@ from ragfacts.cli import evaluate as _evaluate  # noqa: E402
 from ragfacts.cli import methods as _methods  # noqa: E402
 from ragfacts.cli import models as _models  # noqa: E402
 from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and `recall`)
+from ragfacts.cli import report as _report  # noqa: E402
 
-__all__ = ["_bench", "_check", "_demo", "_evaluate", "_methods", "_models", "_recall", "app", "main"]
+__all__ = ["_bench", "_check", "_demo", "_evaluate", "_methods", "_models", "_recall", "_report", "app", "main"]
 
 if __name__ == "__main__":
     main()

@@ -82,6 +82,7 @@ class DatasetRun:
     other_outputs: tuple[Path, ...] = ()
     sample: tuple[int | None, int] = (None, 0)  # (size, seed) of a stratified sample (bench)
     require_labels: bool = False  # bench with precision methods: gold labels are the point
+    report: Path | None = None  # write this report (.html or .md) at the end
 
 
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
@@ -192,6 +193,12 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         err.print(f"[red]{escape(line)}[/red]")
     show_ledger(runtime.ledger)
     err.print(f"results: {escape(str(run_dir.results))}")
+    if job.report is not None:
+        from ragfacts.cli.report import write_report
+
+        write_report([job.output], job.report)
+    else:
+        err.print(f"report: ragfacts report {escape(str(job.output))} -o report.html", style="dim")
     if report.stopped:
         err.print(f"[red]{escape(report.stopped)}[/red]; nothing it did not finish is marked done: rerun to resume")
         raise typer.Exit(EXIT_STOPPED)

@@ -49,6 +49,9 @@ def bench(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="print the expected calls and tokens per method; spend nothing")
     ] = False,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="also write this report at the end (.html or .md)")
+    ] = None,
     *,
     run_options: RunOptions,
 ) -> None:
@@ -63,6 +66,7 @@ def bench(
         every_method_on_every_item=False,
         sample=(sample, seed),
         require_labels=any(judge.kind == "precision" for judge in judges),
+        report=report,
     )
     if dry_run:
         _dry_run(state, job)

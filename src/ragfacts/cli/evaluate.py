@@ -43,6 +43,9 @@ def evaluate(
         list[str] | None,
         typer.Option("--option", "-O", help="key=value for whichever chosen method takes that option (repeatable)"),
     ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="also write this report at the end (.html or .md)")
+    ] = None,
     *,
     run_options: RunOptions,
 ) -> None:
@@ -53,7 +56,8 @@ def evaluate(
     """
     state: AppState = ctx.obj
     methods = _methods({"precision": precision, "recall": recall}, option or [])
-    run_dataset(state, DatasetRun(data, output, methods, run_options, every_method_on_every_item=False))
+    job = DatasetRun(data, output, methods, run_options, every_method_on_every_item=False, report=report)
+    run_dataset(state, job)
 
 
 def _methods(specs: dict[Kind, str], pairs: list[str]) -> list[Method]:

@@ -1,0 +1,108 @@
+"""The report's charts, drawn with matplotlib and inlined as SVG (the `report` extra).
+
+Why matplotlib to SVG rather than Vega-Lite: the report is one file read offline; static SVG needs no
+JavaScript library inside it (Vega-Lite's would add ~1 MB to every report), renders the same in every
+browser and on a phone, and stays small (a few tens of kB a chart). The charts are small multiples a
+person reads at a glance; the interactive part of the report is the per-answer view.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ragfacts.bench.metrics import ClassificationMetrics
+
+
+def available() -> bool:
+    """Whether matplotlib is installed (pip install 'ragfacts[report]')."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def accuracy_by_error_type(metrics: Sequence[ClassificationMetrics]) -> str | None:
+    """Grouped bars: per error type (and the consistent answers), each method's accuracy."""
+    types = sorted({t for m in metrics for t in m.by_error_type})
+    if not metrics or not types:
+        return None
+    groups = ["consistent answers", *types]
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(7, min(1.2 + 0.12 * len(groups) * len(metrics) + 0.2 * len(groups), 12)))
+    height = 0.8 / len(metrics)
+    for index, m in enumerate(metrics):
+        rates = [m.positive_accuracy, *(m.by_error_type.get(t) for t in types)]
+        values = [100 * r.value if r is not None and r.value is not None else 0 for r in rates]
+        positions = [g + index * height for g in range(len(groups))]
+        axes.barh(positions, values, height=height, label=m.method)
+    axes.set_yticks([g + 0.4 - height / 2 for g in range(len(groups))], [_n_label(g, metrics, types) for g in groups])
+    axes.invert_yaxis()
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("accuracy %")
+    axes.legend(fontsize=7, loc="lower right")
+    return _svg(figure)
+
+
+def cost_against_accuracy(metrics: Sequence[ClassificationMetrics]) -> str | None:
+    """Each method as a point: tokens per answer against balanced accuracy."""
+    points = [(m, m.usage.tokens / max(m.answers, 1)) for m in metrics if m.balanced_accuracy.value is not None]
+    if not points:
+        return None
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for m, tokens in points:
+        ba = m.balanced_accuracy
+        low, high = ba.low if ba.low is not None else ba.value, ba.high if ba.high is not None else ba.value
+        axes.errorbar(
+            [tokens], [100 * ba.value], yerr=[[100 * (ba.value - low)], [100 * (high - ba.value)]], fmt="o", capsize=3
+        )
+        axes.annotate(m.method, (tokens, 100 * ba.value), textcoords="offset points", xytext=(5, 4), fontsize=7)
+    axes.set_xlabel("tokens per answer (prompt + completion, as spent)")
+    axes.set_ylabel("balanced accuracy % (95% interval)")
+    axes.set_ylim(0, 100)
+    return _svg(figure)
+
+
+def score_distribution(scores: dict[str, list[float]]) -> str | None:
+    """Histograms of faithfulness or recall per method."""
+    scores = {method: values for method, values in scores.items() if values}
+    if not scores:
+        return None
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    axes.hist(list(scores.values()), bins=10, range=(0, 1), label=list(scores), histtype="bar")
+    axes.set_xlabel("faithfulness / recall of an answer")
+    axes.set_ylabel("answers")
+    axes.legend(fontsize=7)
+    return _svg(figure)
+
+
+def _n_label(group: str, metrics: Sequence[ClassificationMetrics], types: list[str]) -> str:
+    if group == "consistent answers":
+        return f"{group} (n={max(m.positive_accuracy.n for m in metrics)})"
+    return f"{group} (n={max((m.by_error_type[group].n for m in metrics if group in m.by_error_type), default=0)})"
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ragfacts", "font.size": 8})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _svg(figure: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(figure)
+    text = re.sub(r"^.*?(?=<svg)", "", buffer.getvalue(), flags=re.DOTALL)  # no XML declaration, no DOCTYPE
+    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)

@@ -1,0 +1,231 @@
+"""What a report is made of: one or more run directories read back, summarised, scored and compared.
+
+A report needs only the run directory: the items travel in results.jsonl, the configuration in
+manifest.json, the cost in ledger.json. Only the current lines count (those of the manifest's methods with
+its configuration hash). `report_markdown` renders the same content as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragfacts.bench.metrics import ClassificationMetrics, error_type_name
+from ragfacts.bench.recall_metrics import RecallMetrics
+from ragfacts.bench.rundir import RunDir, RunError
+from ragfacts.bench.scoring import bench_tables, score
+from ragfacts.bench.summary import RULE, MethodSummary, summarise_method
+from ragfacts.bench.tables import TableData, to_markdown
+from ragfacts.bench.views import result_view
+from ragfacts.items import Item
+from ragfacts.methods.base import Outcome
+from ragfacts.text import detect_lang
+
+
+@dataclass
+class RunData:
+    """One run directory, read back for a report."""
+
+    name: str
+    path: Path
+    manifest: dict[str, Any]
+    ledger: dict[str, Any]
+    methods: list[dict[str, Any]]  # key, name, kind, options
+    items: dict[str, Item] = field(default_factory=dict)  # by id, in file order
+    lines: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # item id -> method -> line
+    summaries: list[MethodSummary] = field(default_factory=list)
+    precision: list[ClassificationMetrics] = field(default_factory=list)
+    recall: list[RecallMetrics] = field(default_factory=list)
+
+    def kinds(self) -> dict[str, str]:
+        return {m["key"]: m["kind"] for m in self.methods}
+
+    def judged(self) -> Iterator[tuple[Item, dict[str, dict[str, Any]]]]:
+        for item_id, item in self.items.items():
+            yield item, self.lines.get(item_id, {})
+
+
+def load_run(path: str | Path) -> RunData:
+    """Read a run directory (or OUT.jsonl with its files); raises RunError if it holds no ragfacts run."""
+    run_dir = RunDir(path)
+    manifest = run_dir.load_manifest()
+    if manifest is None:
+        raise RunError(f"{path}: no manifest ({run_dir.manifest.name}); give a run directory made by ragfacts")
+    methods = manifest.get("methods", [])
+    configs = {m["key"]: m["config_hash"] for m in methods}
+    run = RunData(Path(path).name, Path(path), manifest, run_dir.load_ledger(), methods)
+    for line in run_dir.lines():
+        if configs.get(line["method"]) != line["config_hash"]:
+            continue  # a result of another configuration: not part of this run
+        item = run.items.setdefault(line["id"], Item.model_validate(line["item"]))
+        run.lines.setdefault(item.id or line["id"], {})[line["method"]] = line
+    outcomes: dict[str, list[Outcome]] = {m["key"]: [] for m in methods}
+    for by_method in run.lines.values():
+        for method, line in by_method.items():
+            outcomes[method].append(Outcome.model_validate(line["outcome"]))
+    run.summaries = [
+        summarise_method(m["key"], m["kind"], len(outcomes[m["key"]]), outcomes[m["key"]]) for m in methods
+    ]
+    run.precision, run.recall = score(run.kinds(), run.judged())
+    return run
+
+
+def report_payload(runs: Sequence[RunData]) -> dict[str, Any]:
+    """The per-answer data the HTML report embeds: items with their results in every run, and filter flags."""
+    references: dict[str, int] = {}
+    items: dict[str, dict[str, Any]] = {}
+    for index, run in enumerate(runs):
+        for item, lines in run.judged():
+            entry = items.get(item.id or "")
+            if entry is None:
+                reference = item.reference or ""
+                entry = items[item.id or ""] = {
+                    "id": item.id,
+                    "lang": detect_lang(item.answer),
+                    "question": item.question or "",
+                    "answer": item.answer,
+                    "ref": references.setdefault(reference, len(references)) if reference else -1,
+                    "gold": item.label,
+                    "error_type": error_type_name(item.error_type) if item.error_type else None,
+                    "answer_type": item.answer_type,
+                    "results": [],
+                }
+            for method, line in lines.items():
+                entry["results"].append([index, method, result_view(line["result"], line["outcome"])])
+    order = [{m["key"]: n for n, m in enumerate(run.methods)} for run in runs]
+    for entry in items.values():
+        entry["results"].sort(key=lambda result: (result[0], order[result[0]].get(result[1], 0)))
+        entry["flags"], entry["types"] = _flags(entry), _types(entry)
+    return {
+        "runs": [{"name": run.name, "methods": run.methods} for run in runs],
+        "references": list(references),
+        "items": sorted(items.values(), key=lambda entry: str(entry["id"])),
+    }
+
+
+def differing_labels(runs: Sequence[RunData]) -> list[dict[str, Any]]:
+    """Answers whose label differs between runs, per method key the runs share."""
+    found = []
+    first = runs[0]
+    for item_id in first.items:
+        for method in first.kinds():
+            labels = [run.lines.get(item_id, {}).get(method, {}).get("outcome", {}).get("label") for run in runs]
+            present = [label for label in labels if label is not None]
+            if len(present) == len(runs) and len(set(present)) > 1:
+                found.append(
+                    {"id": item_id, "method": method, "labels": dict(zip((r.name for r in runs), labels, strict=True))}
+                )
+    return found
+
+
+def summary_table(run: RunData) -> TableData:
+    table = TableData(
+        "Summary",
+        [
+            "method",
+            "judged",
+            "consistent %",
+            "faithfulness / recall",
+            "if failed = 1",
+            "rows with failures",
+            "failed calls",
+        ],
+        note=RULE,
+    )
+    for s in run.summaries:
+        share = s.consistent_share
+        table.rows.append(
+            [
+                s.method,
+                str(s.judged),
+                _estimate(share.value, share.low, share.high, 100) if share else "-",
+                ("faithfulness " if s.kind == "precision" else "recall ")
+                + _estimate(s.score.value, s.score.low, s.score.high, 1),
+                "-" if s.score_if_failed_is_1 is None else f"{s.score_if_failed_is_1:.3f}",
+                str(s.incomplete),
+                str(s.failed_calls),
+            ]
+        )
+    return table
+
+
+LEDGER_COLUMNS = ("completions", "calls", "prompt_tokens", "completion_tokens", "cache_hits", "reasks", "retries")
+
+
+def ledger_table(run: RunData) -> TableData:
+    columns = ["stage", "done", "calls", "prompt tok", "compl. tok", "cached", "re-asks", "retries", "failed"]
+    table = TableData("Usage ledger (all invocations)", [*columns, "model s"])
+    stages = {**run.ledger.get("stages", {}), "total": run.ledger.get("total", {})}
+    for name, usage in stages.items():
+        if usage:
+            counts = [str(usage.get(key, 0)) for key in (*LEDGER_COLUMNS, "failures")]
+            table.rows.append([name, *counts, f"{usage.get('model_s', 0):.1f}"])
+    return table
+
+
+def manifest_rows(run: RunData) -> list[tuple[str, str]]:
+    """The run's configuration as label/value pairs, for the report's first table."""
+    m = run.manifest
+    dataset = m.get("dataset", {})
+    methods = "; ".join(
+        f"{x['key']} ({x['kind']}): " + ", ".join(f"{k}={v}" for k, v in x.get("options", {}).items())
+        for x in run.methods
+    )
+    size = f"{dataset.get('items')} items from {dataset.get('rows')} rows, {dataset.get('layout')} layout"
+    return [
+        ("model", f"{m.get('model', {}).get('spec', '')}"),
+        ("methods", methods),
+        ("dataset", f"{dataset.get('path')} — {size}"),
+        ("dataset SHA-256", str(dataset.get("sha256"))),
+        ("selection", str(dataset.get("selection") or "all items")),
+        ("created / updated", f"{m.get('created')} / {m.get('updated')}"),
+        ("ragfacts", f"{m.get('ragfacts')} (commit {m.get('commit') or 'unknown'}), Python {m.get('python')}"),
+        ("invocations", str(len(m.get("invocations", [])))),
+    ]
+
+
+def report_markdown(runs: Sequence[RunData]) -> str:
+    """The report as Markdown: configuration, summary, metric tables, ledger, and differing labels."""
+    parts = []
+    for run in runs:
+        parts.append(f"## Run {run.name}\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in manifest_rows(run)))
+        tables = [summary_table(run), *bench_tables(run.precision, run.recall), ledger_table(run)]
+        parts.append(to_markdown(tables))
+    if len(runs) > 1:
+        differing = differing_labels(runs)
+        lines = [
+            f"- `{d['id']}` {d['method']}: " + ", ".join(f"{k} {v}" for k, v in d["labels"].items()) for d in differing
+        ]
+        parts.append(f"## Labels that differ between runs ({len(differing)})\n\n" + ("\n".join(lines) or "none"))
+    return "# ragfacts report\n\n" + "\n\n".join(parts) + "\n"
+
+
+def _flags(entry: dict[str, Any]) -> dict[str, bool]:
+    labels: dict[str, set[str]] = {}
+    disagree = failures = False
+    for _, method, view in entry["results"]:
+        failures = failures or bool(view.get("failures")) or not view.get("complete", True)
+        label = view.get("label")
+        if label:
+            labels.setdefault(method, set()).add(label)
+            disagree = disagree or (entry["gold"] is not None and label != entry["gold"])
+    return {"disagree": disagree, "failures": failures, "differs": any(len(found) > 1 for found in labels.values())}
+
+
+def _types(entry: dict[str, Any]) -> list[str]:
+    found = {entry["error_type"]} if entry["error_type"] else set()
+    for _, _, view in entry["results"]:
+        found.update(view.get("error_types", []))
+    return sorted(found)
+
+
+def _estimate(value: float | None, low: float | None, high: float | None, scale: int) -> str:
+    if value is None:
+        return "-"
+    digits = 1 if scale == 100 else 3
+    text = f"{scale * value:.{digits}f}"
+    return text + (
+        f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]" if low is not None and high is not None else ""
+    )

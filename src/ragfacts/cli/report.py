@@ -1,0 +1,51 @@
+"""`ragfacts report`: one self-contained HTML file (or Markdown) from one or more run directories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from ragfacts.bench.report import load_run, report_markdown
+from ragfacts.bench.rundir import RunError
+from ragfacts.cli import app
+from ragfacts.cli._common import fail
+from ragfacts.console import err
+
+
+@app.command()
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="one or more run directories (or OUT.jsonl files)")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="report.html (one self-contained file) or report.md")],
+) -> None:
+    """Write a report of one or more runs: summary, tables with intervals, charts, every answer with filters."""
+    write_report(runs, output)
+
+
+def write_report(runs: list[Path], output: Path) -> None:
+    """Read the runs and write the report to `output` (format by its suffix), atomically; bad input exits 2."""
+    suffix = output.suffix.lower()
+    if suffix not in (".html", ".htm", ".md"):
+        fail(f"-o {output}: give a file name ending in .html or .md")
+    if output.is_dir():
+        fail(f"-o {output} is a directory; give a file name ending in .html or .md")
+    try:
+        loaded = [load_run(path) for path in runs]
+    except (RunError, OSError) as error:
+        fail(str(error))
+    if suffix == ".md":
+        text = report_markdown(loaded)
+    else:
+        from ragfacts.bench.html_report import render_html
+
+        text = render_html(loaded)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(output.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, output)
+    answers = len({item_id for run in loaded for item_id in run.items})
+    size = output.stat().st_size
+    err.print(f"report: {escape(str(output))} ({answers} answers, {size / 1024:,.0f} kB)")

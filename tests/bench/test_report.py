@@ -1,0 +1,158 @@
+"""Reports: one self-contained file, every text from data escaped, runs compared; checked in a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragfacts.bench.html_report import render_html, script_json
+from ragfacts.bench.report import differing_labels, load_run, report_markdown
+from ragfacts.bench.rundir import RunDir
+from ragfacts.bench.runner import RunPlan, run
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.methods.base import create_method
+from ragfacts.text import delimit
+from tests.scripted_server import Reply
+
+HOSTILE = [
+    "<script>window.pwned = 1</script> The Nile flows north.",
+    "</textarea><img src=x onerror=window.pwned=2> It floods.",
+    "javascript:window.pwned=3 It is long.",
+    "A plain faithful answer.",
+]
+
+
+def rows() -> list[dict]:
+    return [
+        {
+            "id": f"r{n}",
+            "question": "Where?",
+            "answer": answer,
+            "reference": "The Nile flows north. </script><script>window.pwned=4</script> It floods in summer.",
+            "label": "consistent" if n % 2 else "inconsistent",
+            "error_type": "KCont." if n % 2 == 0 else None,
+            "ground_truth": "The Nile flows north.",
+        }
+        for n, answer in enumerate(HOSTILE)
+    ]
+
+
+async def make_run(tmp_path: Path, make_model, server, name: str = "run", flip: bool = False) -> Path:
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows()), encoding="utf-8")
+    server.when(delimit("answer", HOSTILE[1]), Reply.error(400))
+    verdict = "consistent" if flip else "inconsistent"
+    server.when(delimit("answer", HOSTILE[0]), Reply.json({"problems": ["<b>bold</b>"], "verdict": verdict}))
+    plan = RunPlan(dataset=Dataset.open(data), methods=[create_method("holistic"), create_method("faaf")])
+    await run(RunDir(tmp_path / name), plan, make_model())
+    return tmp_path / name
+
+
+async def test_the_report_is_one_file_that_needs_no_network_and_holds_every_answer(
+    tmp_path, make_model, scripted_server
+):
+    page = render_html([load_run(await make_run(tmp_path, make_model, scripted_server))])
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    assert "default-src 'none'" in page  # the page itself forbids any load
+    data = json.loads(page.split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    assert [item["id"] for item in data["items"]] == ["r0", "r1", "r2", "r3"]
+    assert data["items"][1]["flags"]["failures"] and data["items"][0]["flags"]["disagree"] is False
+
+
+async def test_text_from_data_cannot_become_markup(tmp_path, make_model, scripted_server):
+    page = render_html([load_run(await make_run(tmp_path, make_model, scripted_server))])
+    assert page.count("<script") == 2  # ours: the JSON data and the page's code
+    assert "window.pwned" not in page.split("<script", 1)[0]  # nothing before the data block
+    assert "<img src=x" not in page and "</textarea>" not in page
+    assert script_json({"a": "</script><b>&"}) == '{"a":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
+
+
+async def test_markdown_report_and_runs_compared(tmp_path, make_model, scripted_server):
+    first = await make_run(tmp_path, make_model, scripted_server, "first")
+    scripted_server.reset()
+    second = await make_run(tmp_path, make_model, scripted_server, "second", flip=True)
+    runs = [load_run(first), load_run(second)]
+    assert differing_labels(runs) == [
+        {"id": "r0", "method": "holistic", "labels": {"first": "inconsistent", "second": "consistent"}}
+    ]
+    markdown = report_markdown(runs)
+    assert "## Run first" in markdown and "## Labels that differ between runs (1)" in markdown
+    assert "| holistic |" in markdown and "Usage ledger" in markdown
+    assert "Runs compared" in render_html(runs)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+REQUIRED = os.environ.get("RAGFACTS_REQUIRE_BROWSER_TESTS") == "1"
+
+
+def browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        if REQUIRED:
+            pytest.fail("RAGFACTS_REQUIRE_BROWSER_TESTS=1 but chromium or chromedriver is missing")
+        pytest.skip(
+            "the browser test needs Debian's chromium and chromium-driver (apt install chromium chromium-driver)"
+        )
+    try:
+        from selenium import webdriver
+    except ImportError:
+        if REQUIRED:
+            raise
+        pytest.skip("the browser test needs selenium (pip install -e '.[dev]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        "--window-size=1280,1600",
+    ):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+
+
+async def test_the_report_works_in_a_real_browser(tmp_path, make_model, scripted_server):
+    path = tmp_path / "report.html"
+    path.write_text(render_html([load_run(await make_run(tmp_path, make_model, scripted_server))]), encoding="utf-8")
+    driver = browser()
+    try:
+        from selenium.webdriver.common.by import By
+
+        driver.get(path.as_uri())
+        assert driver.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1"
+        assert driver.execute_script("return window.pwned === undefined")
+        answers = driver.find_elements(By.CSS_SELECTOR, "#answers .answer")
+        assert len(answers) == 4
+        assert "<script>window.pwned = 1</script>" in answers[0].text  # shown as text
+
+        driver.find_element(By.ID, "f-failures").click()
+        visible = [a for a in answers if a.is_displayed()]
+        assert len(visible) == 1 and "onerror" in visible[0].text
+        assert driver.find_element(By.ID, "count").text == "1 of 4 answers"
+        assert "failures=1" in driver.current_url
+
+        driver.find_element(By.ID, "f-failures").click()
+        driver.find_element(By.ID, "f-search").send_keys("plain faithful")
+        assert [a.find_element(By.CLASS_NAME, "id").text for a in answers if a.is_displayed()] == ["r3"]
+
+        driver.get(path.as_uri() + "#disagree=1")
+        assert driver.find_element(By.ID, "count").text == "2 of 4 answers"
+        driver.get(path.as_uri() + "#q=r0")
+        first = next(a for a in driver.find_elements(By.CSS_SELECTOR, "#answers .answer") if a.is_displayed())
+        first.find_element(By.CLASS_NAME, "head").click()
+        detail = first.find_element(By.CLASS_NAME, "detail")
+        assert "<b>bold</b>" in detail.text and driver.execute_script("return window.pwned === undefined")
+        assert detail.find_elements(By.TAG_NAME, "b") == []
+        assert "</script><script>window.pwned=4</script>" in detail.find_element(By.CLASS_NAME, "reference").text
+        driver.save_screenshot(str(tmp_path / "report.png"))
+        assert (tmp_path / "report.png").stat().st_size > 10_000
+    finally:
+        driver.quit()
