@@ -7,6 +7,7 @@ import math
 import pytest
 
 from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_answer, default_strategy
+from ragfacts.models import ModelProfile
 from ragfacts.typology import ErrorType
 from tests.methods.test_lface4rag import fact_reply
 from tests.scripted_server import Reply
@@ -20,9 +21,38 @@ def yes(probability: float) -> Reply:
     return Reply.first_token_logprobs({"Yes": math.log(probability), "No": math.log(1 - probability)})
 
 
-def test_auto_picks_sentence_scores_only_for_local_models():
-    assert default_strategy("local") == "sentence_scores"
-    assert default_strategy("openai") == "paper"
+def test_auto_chooses_by_the_model_profile_not_the_backend_name():
+    assert default_strategy(ModelProfile(parameters_b=1.5, label_scores=True)) == "sentence_scores"
+    assert default_strategy(ModelProfile(parameters_b=1.5, label_scores=False)) == "paper"
+    assert default_strategy(ModelProfile(parameters_b=70, label_scores=True)) == "paper"
+    assert default_strategy(ModelProfile(parameters_b=None, label_scores=True)) == "paper"
+
+
+async def test_a_small_model_declared_for_an_endpoint_is_probed_once_for_log_probabilities(make_model, scripted_server):
+    from ragfacts.bench.runner import prepare
+    from ragfacts.methods.base import create_method
+
+    scripted_server.enqueue(yes(0.9))
+    model = make_model(size_b=1.5)
+    (judge,) = await prepare(model, [create_method("lface4rag")])
+    assert judge.options.strategy == "sentence_scores" and judge.options.threshold == 0.75
+    assert model.label_scores is True and len(scripted_server.requests) == 1
+    await prepare(model, [create_method("lface4rag")])
+    assert len(scripted_server.requests) == 1  # asked once
+
+
+async def test_an_endpoint_without_log_probabilities_is_refused_up_front_for_scored_strategies(
+    make_model, scripted_server
+):
+    from ragfacts.bench.runner import prepare
+    from ragfacts.methods.base import create_method
+    from ragfacts.models import ConfigurationError
+
+    model = make_model()
+    with pytest.raises(ConfigurationError, match=r"returns no log-probabilities.*sentence_scores"):
+        await prepare(model, [create_method("lface4rag:strategy=sentence_scores")])
+    (judge,) = await prepare(make_model(size_b=1.5), [create_method("lface4rag")])
+    assert judge.options.strategy == "paper"  # auto falls back
 
 
 async def test_one_label_score_per_sentence_and_no_other_call_when_all_pass(make_model, scripted_server):

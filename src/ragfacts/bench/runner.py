@@ -29,7 +29,7 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, Outcome
-from ragfacts.models import ChatModel, Failure
+from ragfacts.models import ChatModel, ConfigurationError, Failure
 from ragfacts.usage import Usage
 
 
@@ -67,10 +67,26 @@ class EndpointDown(Exception):
     """The endpoint failed too many times in a row."""
 
 
+async def prepare(model: ChatModel, methods: list[Method]) -> list[Method]:
+    """The methods resolved for this model, after asking it once whether it gives log-probabilities if one needs
+    them; raises ConfigurationError naming the methods it cannot run."""
+    if any(m.uses_label_scores(model) for m in methods):
+        await model.probe_label_scores()
+    resolved = [m.resolved(model) for m in methods]
+    unable = [m.spec for m in resolved if m.uses_label_scores(model) and model.label_scores is False]
+    if unable:
+        endpoint = getattr(model, "base_url", None) or model.backend
+        raise ConfigurationError(
+            f"{model.model_id} at {endpoint} returns no log-probabilities, which {', '.join(unable)} need: choose "
+            "another strategy (e.g. strategy=paper), or strategy=auto to let ragfacts choose"
+        )
+    return resolved
+
+
 async def run(run_dir: RunDir, plan: RunPlan, model: ChatModel, progress: RunProgress | None = None) -> RunReport:
     """Run `plan` into `run_dir`; raises RunError when the directory is locked or made differently."""
     progress = progress or NoProgress()
-    methods = [m.resolved(model) for m in plan.methods]
+    methods = await prepare(model, plan.methods)
     configs = {m.spec: m.configuration_hash(model) for m in methods}
     report = RunReport()
     started = time.perf_counter()

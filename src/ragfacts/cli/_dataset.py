@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, result_rows, run, summarise
+from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, prepare, result_rows, run, summarise
 from ragfacts.bench.sampling import stratified_sample
 from ragfacts.bench.summary import MethodSummary, gate_failures, summarise_method
 from ragfacts.cli._common import (
@@ -238,7 +238,9 @@ def judge_one(state: AppState, judge: Method, item: Item, gates: Gates) -> None:
     """Judge one answer, show the result (JSON on stdout with --json), then the ledger; exit 1 if a gate fails."""
 
     async def job(runtime: Runtime) -> Any:
-        return await judge.evaluate(item, runtime.model())
+        model = runtime.model()
+        (prepared,) = await prepare(model, [judge])
+        return await prepared.evaluate(item, model)
 
     def report(result: Any) -> None:
         show_result(result)

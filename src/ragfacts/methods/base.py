@@ -104,6 +104,10 @@ class Method(ABC):
         """
         return self
 
+    def uses_label_scores(self, model: ChatModel) -> bool:
+        """Whether this method would read `model`'s first-token log-probabilities (probed for them first)."""
+        return False
+
     @property
     def spec(self) -> str:
         """The method and its non-default options as asked for, e.g. "lface4rag:chain_of_thought=false"."""

@@ -77,18 +77,24 @@ class LFace4RAG(PrecisionMethod):
         "logic_consistency_direct",
         "holistic",
         "holistic_direct",
+        "holistic_score",
         "precision_score_statement",
+        "precision_score_statement_context",
     )
     options: CheckOptions
 
     def resolved(self, model: ChatModel) -> LFace4RAG:
-        return LFace4RAG(self.options.resolve_strategy(model.backend), spec=self.spec)
+        return LFace4RAG(self.options.resolved_for(model.profile()), spec=self.spec)
+
+    def uses_label_scores(self, model: ChatModel) -> bool:
+        strategy = self.options.strategy
+        return strategy in ("sentence_scores", "holistic_score") or (strategy == "auto" and bool(model.profile().small))
 
     async def evaluate(self, item: Item, model: ChatModel) -> CheckResult:
         return await check_item(model, item, self.options)
 
     def estimate(self, item: Item, model: ChatModel) -> Usage:
-        options = self.options.resolve_strategy(model.backend)
+        options = self.options.resolved_for(model.profile())
         return estimate_check(model, item, options, options.resolve_lang(item.answer))
 
 
@@ -105,7 +111,7 @@ async def check_answer(
 
 async def check_item(model: ChatModel, item: Item, options: CheckOptions | None = None) -> CheckResult:
     """Return the precision check of one item; an empty answer or reference is unscored without a model call."""
-    options = (options or CheckOptions()).resolve_strategy(model.backend)
+    options = (options or CheckOptions()).resolved_for(model.profile())
     lang = options.resolve_lang(item.answer)
     for name, text in (("answer", item.answer), ("reference", item.reference or "")):
         if not text.strip():

@@ -7,6 +7,7 @@ from ragfacts.models._types import (
     FailureKind,
     LabelScores,
     Message,
+    ModelProfile,
     RawReply,
     StructuredMode,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "LabelScores",
     "Message",
     "ModelOptions",
+    "ModelProfile",
     "ModelSpec",
     "RawReply",
     "ResponseCache",

@@ -99,6 +99,20 @@ class LabelScores(BaseModel):
         return max(self.probabilities, key=self.probabilities.__getitem__)
 
 
+SMALL_MODEL_B = 4.0  # at or below this size (billions of parameters) a model is "small"
+
+
+class ModelProfile(BaseModel):
+    """What a model can do, as far as ragfacts knows: strategies are chosen by this, not by backend names."""
+
+    parameters_b: float | None = None  # billions of parameters: read from a GGUF, or declared (-M size_b=7)
+    label_scores: bool | None = None  # first-token log-probabilities; None until probed
+
+    @property
+    def small(self) -> bool | None:
+        return None if self.parameters_b is None else self.parameters_b <= SMALL_MODEL_B
+
+
 class Completion(BaseModel):
     """The outcome of one `ChatModel.complete` call, successful or not."""
 

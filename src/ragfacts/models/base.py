@@ -18,6 +18,7 @@ from ragfacts.models._types import (
     FailureKind,
     LabelScores,
     Message,
+    ModelProfile,
     RawReply,
     StructuredMode,
 )
@@ -82,6 +83,7 @@ class ChatModel(ABC):
         self.cache = cache
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.health = EndpointHealth()
+        self.label_scores: bool | None = None  # known once probed (or by the backend's nature)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
@@ -107,6 +109,29 @@ class ChatModel(ABC):
     def identity(self) -> dict[str, Any]:
         """What identifies this model in a cache key (never a secret)."""
         return {"backend": self.backend, "model": self.model_id}
+
+    def profile(self) -> ModelProfile:
+        """Size and capabilities as far as known: size declared in the options, else what the backend reads."""
+        return ModelProfile(parameters_b=self.options.size_b or self.read_size_b(), label_scores=self.label_scores)
+
+    def read_size_b(self) -> float | None:
+        """The model's size in billions of parameters, where the backend can read it; None otherwise."""
+        return None
+
+    async def probe_label_scores(self) -> bool | None:
+        """Whether the model returns first-token log-probabilities: asked once, with one tiny request.
+
+        True or False once known; None when the probe itself could not get an answer (the endpoint is down).
+        """
+        if self.label_scores is not None:
+            return self.label_scores
+        question = [Message(role="user", content="Is 2 greater than 1? Reply with one word: Yes or No.")]
+        completion = await self.score_labels(question, ["Yes", "No"], stage="probe")
+        if completion.ok:
+            self.label_scores = True
+        elif completion.failure is not None and completion.failure.kind is FailureKind.REQUEST:
+            self.label_scores = False
+        return self.label_scores
 
     def fingerprint(self) -> dict[str, Any]:
         """What decides this model's replies: its identity and the request settings that change them."""

@@ -13,6 +13,7 @@ from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Message, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model
+from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
 from ragfacts.models.options import ModelOptions
 
@@ -64,6 +65,8 @@ class LlamaCppModel(ChatModel):
         self._formatter: Any = None
         self.reuse_prefix = True  # keep the KV cache of a prompt prefix shared with the previous request
         self.evaluated_tokens = 0  # prompt tokens label scoring really evaluated (what prefix reuse saves)
+        self.label_scores = True  # the logits are ours to read
+        self._size_b: float | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -78,6 +81,15 @@ class LlamaCppModel(ChatModel):
         if name.startswith("hf:"):
             return cls(_download_from_hub(name[3:]), options, **kwargs)
         return cls(Path(name).expanduser(), options, **kwargs)
+
+    def read_size_b(self) -> float | None:
+        """The parameter count from the GGUF header (read once; the weights are not loaded for it)."""
+        if self._size_b is None:
+            try:
+                self._size_b = read_gguf_info(self.model_path).billions
+            except (OSError, ValueError):
+                return None
+        return self._size_b
 
     def identity(self) -> dict[str, Any]:
         # Name and size identify a GGUF cheaply; hashing 1 GB on every run would not be.

@@ -25,3 +25,9 @@ class ModelOptions(BaseModel):
     retry_max_s: float = 60.0
     timeout_s: float = 120.0
     concurrency: int = Field(8, ge=1, description="requests in flight at once")
+    size_b: float | None = Field(
+        None,
+        gt=0,
+        description="the model's size in billions of parameters, declared for endpoints whose size ragfacts "
+        "cannot read (a GGUF's is read from its header); strategy=auto chooses by it",
+    )

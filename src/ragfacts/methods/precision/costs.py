@@ -33,6 +33,9 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
     """The expected usage of checking `item` with these (resolved) options."""
     if options.strategy == "sentence_scores":
         return _sentence_scores(model, item, options, lang)
+    if options.strategy == "holistic_score":
+        texts = {"question": item.question, "reference": item.reference or "", "answer": item.answer}
+        return estimate(model, "holistic_score", None, lang, 1, **texts)
     if options.strategy == "holistic_then_localise":
         judged = holistic(model, item, options.chain_of_thought, lang)
         localised = int(item.content_hash(), 16) % 2 == 0
@@ -112,19 +115,14 @@ def _fact(model: ChatModel, item: Item, segment: str, chain_of_thought: bool, la
 
 def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Usage:
     sentences = split_sentences(item.answer) or [item.answer]
-    usages = [
-        estimate(
-            model,
-            "precision_score_statement",
-            None,
-            lang,
-            1,
-            question=item.question,
-            reference=item.reference or "",
-            statement=s,
-        )
-        for s in sentences
-    ]
+    usages = []
+    for n, sentence in enumerate(sentences):
+        texts = {"question": item.question, "reference": item.reference or "", "statement": sentence}
+        context = " ".join(sentences[max(0, n - options.context) : n])
+        prompt = "precision_score_statement_context" if context else "precision_score_statement"
+        if context:
+            texts["preceding_sentences"] = context
+        usages.append(estimate(model, prompt, None, lang, 1, **texts))
     if options.explain_failures:
         explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)]
         usages += [_fact(model, item, s, options.chain_of_thought, lang) for s in explained]

@@ -6,9 +6,10 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from ragfacts.models import ModelProfile
 from ragfacts.text import detect_lang
 
-Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores"]
+Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores", "holistic_score"]
 DecompositionMethod = Literal["logic_preserving", "conventional"]
 
 
@@ -28,14 +29,20 @@ class CheckOptions(BaseModel):
         "sentence_scores: P(Yes) per answer sentence against a threshold, the fact stage only to explain "
         "failures (for small models); auto: sentence_scores on the local backend, else paper",
     )
-    threshold: float = Field(
-        0.75,
+    threshold: float | None = Field(
+        None,
         ge=0.0,
         le=1.0,
-        description="sentence_scores: a sentence passes iff P(supported) >= threshold (chosen on our 20-item "
-        "probe set with the embedded 1.5B model; see benchmarks/precision_small_model.py)",
+        description="sentence_scores and holistic_score: a unit passes iff P(supported) >= threshold; none = "
+        "the strategy's measured default (DEFAULT_THRESHOLDS)",
     )
     explain_failures: bool = Field(True, description="sentence_scores: run the fact stage on failing sentences")
+    context: int = Field(
+        0,
+        ge=0,
+        le=5,
+        description="sentence_scores: show each sentence's N preceding sentences, so pronouns have their referents",
+    )
     decomposition: DecompositionMethod = Field(
         "logic_preserving", description="conventional = one atomic statement per fact, as in RAGAS (ablation A.D.)"
     )
@@ -51,21 +58,35 @@ class CheckOptions(BaseModel):
     )
     lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
 
-    def resolve_strategy(self, backend: str) -> CheckOptions:
-        """These options with `auto` replaced by the strategy that suits the model's backend."""
-        if self.strategy != "auto":
-            return self
-        return self.model_copy(update={"strategy": default_strategy(backend)})
+    def resolved_for(self, profile: ModelProfile) -> CheckOptions:
+        """These options with `auto` replaced by the strategy that suits the model, and the threshold set."""
+        options = self
+        if options.strategy == "auto":
+            options = options.model_copy(update={"strategy": default_strategy(profile)})
+        if options.threshold is None:
+            options = options.model_copy(update={"threshold": DEFAULT_THRESHOLDS.get(options.strategy, 0.5)})
+        return options
 
     def resolve_lang(self, answer: str) -> str:
         """The prompt language for this answer: the option, else the answer's language."""
         return detect_lang(answer) if self.lang == "auto" else self.lang
 
 
-def default_strategy(backend: str) -> Strategy:
-    """The strategy for a backend: sentence_scores for small local models, the paper's pipeline otherwise.
+def default_strategy(profile: ModelProfile) -> Strategy:
+    """The strategy for a model: the paper's pipeline unless the model is known to be small.
 
-    On the embedded 1.5B model the paper's pipeline reached a balanced accuracy of 0.50 and sentence_scores
-    0.75-1.0 (benchmarks/precision_small_model.py); capable API models are what the paper was made for.
+    Small models (parameters_b <= 4) that give log-probabilities get sentence_scores: on the embedded 1.5B
+    model the paper's pipeline reached a balanced accuracy of 0.50 (benchmarks/precision_small_model.py).
+    A model of unknown size (an endpoint, unless -M size_b=... declares it) is assumed capable: the paper's
+    pipeline was made for GPT-4-class models.
     """
-    return "sentence_scores" if backend == "local" else "paper"
+    if profile.small and profile.label_scores is not False:
+        return "sentence_scores"
+    return "paper"
+
+
+# Per strategy, P(supported) at or above which a unit passes; see each value's provenance.
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "sentence_scores": 0.75,  # chosen on benchmarks/data/precision_probe.jsonl with the embedded model
+    "holistic_score": 0.5,  # the argmax between Yes and No
+}

@@ -123,10 +123,12 @@ class ScoreResult(StageResult):
 
 
 class HolisticResult(StageResult):
-    """The whole-answer judgement of the holistic_then_localise strategy."""
+    """A judgement of the whole answer: a verdict with the problems found, or P(supported) against a threshold."""
 
     stage: Literal["holistic"] = "holistic"
     problems: list[str] = []
+    probability: float | None = None  # holistic_score: P(Yes) as the reply's first token
+    threshold: float | None = None
 
 
 class SegmentResult(BaseModel):

@@ -16,9 +16,11 @@ from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.results import (
+    AnswerLabel,
     CallRecord,
     CheckResult,
     FactResult,
+    HolisticResult,
     ScoreResult,
     SegmentResult,
 )
@@ -29,23 +31,38 @@ from ragfacts.text import delimit, split_sentences
 from ragfacts.usage import Usage
 
 PROMPT = "precision_score_statement"
+PROMPT_WITH_CONTEXT = "precision_score_statement_context"
+HOLISTIC_PROMPT = "holistic_score"
 LABELS = {"en": ("Yes", "No"), "zh": ("是", "否")}
 _NO_QUESTION = {"en": "(no question given)", "zh": "（未提供问题）"}
 
 
 async def score_statement(
-    model: ChatModel, reference: str, statement: str, *, question: str | None, lang: str, threshold: float
+    model: ChatModel,
+    reference: str,
+    statement: str,
+    *,
+    question: str | None,
+    lang: str,
+    threshold: float,
+    context: str = "",
 ) -> ScoreResult:
-    """Return P(the statement is supported), from the first-token probabilities of Yes/No."""
-    prompt = load_prompt(PROMPT, lang)
-    text = prompt.render(
-        question=delimit("question", question) if question and question.strip() else _NO_QUESTION[lang],
-        reference=delimit("reference", reference),
-        statement=delimit("statement", statement),
-    )
+    """Return P(the statement is supported), from the first-token probabilities of Yes/No.
+
+    `context` (the sentences before the statement, if any) is shown only to resolve pronouns.
+    """
+    name = PROMPT_WITH_CONTEXT if context else PROMPT
+    prompt = load_prompt(name, lang)
+    values = {
+        "question": delimit("question", question) if question and question.strip() else _NO_QUESTION[lang],
+        "reference": delimit("reference", reference),
+        "statement": delimit("statement", statement),
+    }
+    if context:
+        values["preceding_sentences"] = delimit("preceding_sentences", context)
     yes, no = LABELS[lang]
     completion = await model.score_labels(
-        [Message(role="user", content=text)], [yes, no], stage=PROMPT, prompt_version=prompt.id
+        [Message(role="user", content=prompt.render(**values))], [yes, no], stage=name, prompt_version=prompt.id
     )
     call = CallRecord.of(completion)
     if not completion.ok:
@@ -62,13 +79,51 @@ async def score_statement(
     )
 
 
+async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
+    """One forward pass: P(the whole answer is supported) from the first-token probabilities of Yes/No."""
+    prompt = load_prompt(HOLISTIC_PROMPT, lang)
+    text = prompt.render(
+        question=delimit("question", item.question) if item.question and item.question.strip() else _NO_QUESTION[lang],
+        reference=delimit("reference", item.reference or ""),
+        answer=delimit("answer", item.answer),
+    )
+    yes, no = LABELS[lang]
+    completion = await model.score_labels(
+        [Message(role="user", content=text)], [yes, no], stage=HOLISTIC_PROMPT, prompt_version=prompt.id
+    )
+    threshold = options.threshold
+    judgement = HolisticResult(call=CallRecord.of(completion), threshold=threshold)
+    result = CheckResult(
+        id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options, holistic=judgement
+    )
+    if completion.ok:
+        judgement.probability = probability = completion.parsed.probabilities[yes]
+        judgement.verdict = "consistent" if probability >= threshold else "inconsistent"
+        relation = ">=" if judgement.verdict == "consistent" else "<"
+        judgement.explanation = f"P(supported) = {probability:.2f} {relation} {threshold:.2f}"
+        result.label = AnswerLabel(judgement.verdict)
+    else:
+        result.reason = f"the judgement failed ({completion.failure.kind.value}: {completion.failure.message})"
+    result.usage = Usage.sum(call.usage for call, _ in result.calls())
+    return result
+
+
 async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """Score every sentence, then explain and type the failing ones with the fact stage (if enabled)."""
     sentences = split_sentences(item.answer)
+    contexts = [" ".join(sentences[max(0, n - options.context) : n]) for n in range(len(sentences))]
     scores = await asyncio.gather(
         *(
-            score_statement(model, item.reference, s, question=item.question, lang=lang, threshold=options.threshold)
-            for s in sentences
+            score_statement(
+                model,
+                item.reference or "",
+                s,
+                question=item.question,
+                lang=lang,
+                threshold=options.threshold,
+                context=context,
+            )
+            for s, context in zip(sentences, contexts, strict=True)
         )
     )
     explanations = await asyncio.gather(

@@ -21,7 +21,7 @@ from ragfacts.methods.precision.results import (
     SegmentResult,
 )
 from ragfacts.methods.precision.schemas import HolisticJudgement, HolisticVerdict
-from ragfacts.methods.precision.scored import run_sentence_scores
+from ragfacts.methods.precision.scored import run_holistic_score, run_sentence_scores
 from ragfacts.methods.precision.stages import check_fact, check_logic
 from ragfacts.methods.prompting import ask
 from ragfacts.models import ChatModel
@@ -110,6 +110,7 @@ STRATEGIES: dict[Strategy, StrategyRunner] = {
     "paper": run_paper,
     "holistic_then_localise": run_holistic_then_localise,
     "sentence_scores": run_sentence_scores,
+    "holistic_score": run_holistic_score,
 }
 
 
