@@ -179,6 +179,7 @@ async def test_quotes_are_verified_exact_normalised_or_not_found(make_model, scr
     assert segment.logic.reference_context.match == "exact"
     assert result.unverified_quotes == 1
     assert result.label is AnswerLabel.CONSISTENT  # an unverified quote is flagged, not a verdict
+    assert segment.fact.explanation.splitlines()[2] == "p — c [its quote is not in the reference]"
 
 
 async def test_a_malformed_decomposition_ends_as_an_explicit_unscored_failure(make_model, scripted_server):

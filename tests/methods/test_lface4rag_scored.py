@@ -80,11 +80,34 @@ async def test_a_sentence_below_the_threshold_fails_and_gets_the_fact_stage(make
     assert len(scripted_server.requests) == 3 and scripted_server.requests[2].schema is not None
 
 
-async def test_the_score_decides_even_when_the_fact_stage_disagrees(make_model, scripted_server):
+async def test_the_score_decides_and_a_disagreeing_fact_stage_is_said_plainly(make_model, scripted_server):
     scripted_server.enqueue(yes(0.9), yes(0.4), fact_reply("consistent"))
     result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=SCORED)
     assert result.label is AnswerLabel.INCONSISTENT
     assert result.segments[1].error_types == []
+    assert result.segments[1].note == (
+        "flagged by its score (P(supported) = 0.40 < 0.75); the fact check found no error"
+    )
+    assert result.segments[0].note is None
+
+
+async def test_preceding_sentences_are_shown_as_context_when_asked(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.9), yes(0.9))
+    options = CheckOptions(strategy="sentence_scores", context=1)
+    await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=options)
+    first, second = (r.prompt for r in scripted_server.requests)
+    assert "<preceding_sentences>" not in first
+    assert "<preceding_sentences>\nThe tower was finished in 1889.\n</preceding_sentences>" in second
+    assert "<statement>\nIt was built for the Olympic Games.\n</statement>" in second
+
+
+async def test_holistic_score_is_one_forward_pass_against_the_threshold(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.3))
+    options = CheckOptions(strategy="holistic_score", threshold=0.4)
+    result = await check_answer(make_model(), REFERENCE, ANSWER, options=options)
+    assert len(scripted_server.requests) == 1 and result.label is AnswerLabel.INCONSISTENT
+    assert result.holistic.probability == pytest.approx(0.3) and result.faithfulness == 0.0
+    assert result.holistic.explanation == "P(supported) = 0.30 < 0.40"
 
 
 @pytest.mark.parametrize(("threshold", "label"), [(0.85, AnswerLabel.INCONSISTENT), (0.75, AnswerLabel.CONSISTENT)])

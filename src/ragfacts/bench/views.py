@@ -61,7 +61,7 @@ def _segment(segment: dict[str, Any]) -> dict[str, Any]:
         "label": segment.get("label"),
         "error_types": segment.get("error_types", []),
         "probability": score.get("probability"),
-        "explanations": explanations,
+        "explanations": ([segment["note"]] if segment.get("note") else []) + explanations,
         "quotes": quotes,
     }
 

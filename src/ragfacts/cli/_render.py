@@ -49,6 +49,8 @@ def show_check(result: CheckResult) -> None:
         for stage in segment.stages():
             if stage.verdict == "inconsistent" and stage.explanation:
                 err.print(f"#{segment.index + 1} {stage.call.stage}: {escape(stage.explanation)}")
+        if segment.note:
+            err.print(f"#{segment.index + 1} note: {escape(segment.note)}", style="yellow")
     show_legend(result.error_types)
     for failure in result.failures:
         where = f" (segment {failure.segment + 1})" if failure.segment is not None else ""

@@ -21,6 +21,7 @@ class FactVerdict(BaseModel):
     raw: str | None = Field(None, description="the model's own value, e.g. the three-way FaaF value or reply text")
     citation: str | None = None
     citation_match: Literal["exact", "normalised"] | None = None
+    probability: float | None = None  # fact-scores: P(True)
     unscored: Unscored | None = None
     failure: str | None = None
 

@@ -140,6 +140,7 @@ class SegmentResult(BaseModel):
     fact: FactResult | None = None  # None only under sentence_scores, for sentences that passed
     logic: LogicResult | None = None
     label: AnswerLabel
+    note: str | None = None  # where the stages disagree, said plainly
 
     def stages(self) -> list[StageResult]:
         return [stage for stage in (self.score, self.fact, self.logic) if stage is not None]

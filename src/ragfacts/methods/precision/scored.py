@@ -135,7 +135,10 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
     segments = []
     for index, (sentence, score, fact) in enumerate(zip(sentences, scores, explanations, strict=True)):
         stages = [score] if fact is None else [score, fact]
-        segments.append(SegmentResult(index=index, text=sentence, score=score, fact=fact, label=segment_label(stages)))
+        segment = SegmentResult(index=index, text=sentence, score=score, fact=fact, label=segment_label(stages))
+        if fact is not None and fact.verdict == "consistent":
+            segment.note = f"flagged by its score ({score.explanation}); the fact check found no error"
+        segments.append(segment)
     label, reason = answer_label(segments)
     result = CheckResult(
         id=item.id, label=label, reason=reason, lang=lang, model=model.model_id, options=options, segments=segments

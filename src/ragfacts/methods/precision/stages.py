@@ -52,10 +52,16 @@ async def check_fact(
         verdict=verdict,
         model_verdict=reply.verdict,
         error_type=reply.error_type if verdict == "inconsistent" else None,
-        explanation="\n".join(f"{p.point} — {p.check}" for p in failing or points),
+        explanation="\n".join(_explained(p) for p in failing or points),
         points=points,
         call=call,
     )
+
+
+def _explained(point: PointResult) -> str:
+    """A point's check, marked when the quote it rests on is not in the reference."""
+    unverified = point.quote is not None and not point.quote.verified
+    return f"{point.point} — {point.check}" + (" [its quote is not in the reference]" if unverified else "")
 
 
 async def check_logic(
