@@ -71,7 +71,7 @@ def test_the_configuration_changes_with_options_and_model(make_model):
     assert create_method("faaf:mode=tf").configuration_hash(model) != default
     assert create_method("faaf").configuration_hash(make_model(temperature=0.7)) != default
     prompts = create_method("faaf").configuration(model)["prompts"]
-    assert "verify_facts/en@1" in prompts and "verify_facts/zh@1" in prompts
+    assert "verify_facts/en@2" in prompts and "verify_facts/zh@2" in prompts
 
 
 def test_a_resolved_method_keeps_the_spec_it_was_asked_for(make_model):

@@ -225,7 +225,7 @@ async def test_chinese_input_selects_chinese_prompts_and_schema_descriptions(mak
     result = await check_answer(make_model(), ZH_REFERENCE, ZH_ANSWER)
     assert result.lang == "zh"
     versions = {stage.call.prompt_version for stage in result.segments[0].stages()}
-    assert versions == {"fact_consistency/zh@1", "logic_consistency/zh@1"}
+    assert versions == {"fact_consistency/zh@2", "logic_consistency/zh@2"}
     decompose = scripted_server.requests[0]
     assert "切分" in decompose.prompt and "（未提供问题）" in decompose.prompt
     assert "按原文顺序" in decompose.schema["properties"]["segments"]["description"]
@@ -237,8 +237,8 @@ async def test_english_input_selects_english_prompts(make_model, scripted_server
     assert result.lang == "en"
     assert {call.prompt_version for call, _ in result.calls()} == {
         "decompose/en@1",
-        "fact_consistency/en@1",
-        "logic_consistency/en@1",
+        "fact_consistency/en@2",
+        "logic_consistency/en@2",
     }
 
 

@@ -51,3 +51,20 @@ def test_the_logic_preserving_prompt_shows_the_three_kinds_of_examples(lang: str
     text = load_prompt("decompose", lang).text
     assert all(kind in text for kind in EXAMPLE_KINDS[lang])
     assert text.count('{"segments": [') == 3
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_every_call_that_reads_the_reference_starts_with_the_same_bytes(lang, make_model, scripted_server):
+    """The reference comes first, so the local KV cache and providers' prompt caches reuse it across stages."""
+    from ragfacts.items import Item
+    from ragfacts.methods.base import create_method
+    from ragfacts.text import delimit
+
+    reference = "The Nile flows north." if lang == "en" else "尼罗河向北流。"
+    answer = "The Nile flows north. It is long." if lang == "en" else "尼罗河向北流。它很长。"
+    item = Item(reference=reference, answer=answer, question="Q?")
+    for spec in ("lface4rag", "holistic", "factscore", "felm", "ragas", "refchecker"):
+        await create_method(spec).evaluate(item, make_model())
+    readers = [r.prompt for r in scripted_server.requests if delimit("reference", reference) in r.prompt]
+    prefix = readers[0][: readers[0].index("</question>")]
+    assert len(readers) >= 8 and all(prompt.startswith(prefix) for prompt in readers)

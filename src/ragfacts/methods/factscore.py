@@ -84,7 +84,15 @@ class FActScore(PrecisionMethod):
         facts = [fact.strip() for c in extractions for fact in c.parsed.facts if fact.strip()]
         verdicts = await asyncio.gather(
             *(
-                ask(model, "factscore_verify", FactTruth, lang, question=None, reference=item.reference or "", fact=f)
+                ask(
+                    model,
+                    "factscore_verify",
+                    FactTruth,
+                    lang,
+                    question=item.question,
+                    reference=item.reference or "",
+                    fact=f,
+                )
                 for f in facts
             )
         )
@@ -125,7 +133,7 @@ class FActScore(PrecisionMethod):
                     FactTruth,
                     lang,
                     6,
-                    question=None,
+                    question=item.question,
                     reference=item.reference or "",
                     fact=fact,
                 )

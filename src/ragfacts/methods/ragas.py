@@ -95,7 +95,13 @@ class Ragas(PrecisionMethod):
             return result
         numbered = "\n".join(f"{n}. {text}" for n, text in enumerate(statements, start=1))
         judged = await ask(
-            model, "ragas_nli", Faithfulness, lang, question=None, reference=item.reference or "", statements=numbered
+            model,
+            "ragas_nli",
+            Faithfulness,
+            lang,
+            question=item.question,
+            reference=item.reference or "",
+            statements=numbered,
         )
         result.calls.append(CallRecord.of(judged))
         verdicts = judged.parsed.verdicts if judged.ok else []
@@ -123,7 +129,7 @@ class Ragas(PrecisionMethod):
             Faithfulness,
             lang,
             statements * 25 + size,
-            question=None,
+            question=item.question,
             reference=item.reference or "",
             statements=item.answer,
         )
