@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -53,7 +54,13 @@ def quote_found(quote: str, source: str) -> str | None:
     if quote in source:
         return "exact"
     needle = normalise(quote)
-    return "normalised" if needle and needle in normalise(source) else None
+    return "normalised" if needle and needle in _normalised(source) else None
+
+
+@lru_cache(maxsize=256)
+def _normalised(source: str) -> str:
+    # A reference is searched for every quote of every segment: normalise it once.
+    return normalise(source)
 
 
 def delimit(tag: str, text: str) -> str:

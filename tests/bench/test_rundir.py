@@ -108,3 +108,14 @@ def test_rewrite_keeps_only_the_lines_asked_for_atomically(tmp_path):
     assert run_dir.rewrite(lambda number, data: data["id"] != "b") == 1
     assert [entry["id"] for entry in run_dir.lines()] == ["a", "c"]
     assert not list(tmp_path.glob("run/*.tmp"))
+
+
+def test_the_index_reads_only_the_head_of_a_line_even_when_texts_look_like_its_keys(tmp_path):
+    run_dir = RunDir(tmp_path / "run")
+    tricky = 'x, "item": {"id": "y"}'
+    with run_dir.appender() as append:
+        append({**line(tricky), "item": {"answer": ', "item": '}, "result": {"big": "x" * 10_000}})
+    entry = run_dir.index().get(tricky, "m")
+    assert entry is not None and entry.complete and entry.outcome == {"kind": "precision"}
+    (full,) = run_dir.lines()
+    assert full["item"]["answer"] == ', "item": ' and len(full["result"]["big"]) == 10_000

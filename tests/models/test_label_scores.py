@@ -53,6 +53,8 @@ async def test_server_without_logprobs_is_an_explicit_failure(make_model, script
     scripted_server.enqueue(Reply.text("Yes"))
     completion = await make_model().score_labels(ASK, ["Yes", "No"])
     assert completion.failure.kind is FailureKind.REQUEST and "log-probabilities" in completion.failure.message
+    # the server answered, so the tokens it counted are counted too
+    assert (completion.usage.calls, completion.usage.prompt_tokens, completion.usage.completion_tokens) == (1, 11, 7)
 
 
 async def test_label_scoring_retries_transient_errors(make_model, scripted_server):

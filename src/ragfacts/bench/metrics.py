@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
 from pydantic import BaseModel
 
 from ragfacts.bench.summary import RESAMPLES, SEED, Estimate
@@ -87,6 +87,8 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
     m = ClassificationMetrics(method=method, answers=len(judged))
     if not judged:
         return m
+    import numpy as np  # imported when scoring, not when the command line starts
+
     gold_inconsistent = np.array([j.gold == "inconsistent" for j in judged])
     correct = np.array([j.correct for j in judged])
     m.negatives = int(gold_inconsistent.sum())
@@ -120,22 +122,26 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
     return m
 
 
-def _accuracy(correct: np.ndarray, negative: np.ndarray) -> np.ndarray:
+def _accuracy(correct: Any, negative: Any) -> Any:
     return correct.mean(axis=-1)
 
 
-def _balanced_accuracy(correct: np.ndarray, negative: np.ndarray) -> np.ndarray:
+def _balanced_accuracy(correct: Any, negative: Any) -> Any:
+    import numpy as np
+
     with np.errstate(invalid="ignore", divide="ignore"):
         tnr = (correct & negative).sum(axis=-1) / negative.sum(axis=-1)
         tpr = (correct & ~negative).sum(axis=-1) / (~negative).sum(axis=-1)
     return (tnr + tpr) / 2
 
 
-Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+Statistic = Callable[[Any, Any], Any]  # (correct, negative) arrays -> values
 
 
-def _bootstrap(correct: np.ndarray, negative: np.ndarray, statistic: Statistic) -> Estimate:
+def _bootstrap(correct: Any, negative: Any, statistic: Statistic) -> Estimate:
     """The statistic with a percentile bootstrap 95% interval; resamples lacking a class are skipped."""
+    import numpy as np
+
     value = float(statistic(correct, negative))
     if np.isnan(value):
         return Estimate(n=len(correct))

@@ -23,6 +23,7 @@ from typing import Any
 
 RESULTS_VERSION = 1
 _LINE_KEYS = ("v", "id", "method", "content_hash", "config_hash", "complete", "outcome")
+_ITEM_KEY = b', "item": '  # results lines keep the index's fields first, the item and result after
 
 
 class RunError(Exception):
@@ -140,7 +141,7 @@ class RunDir:
                 offset += len(raw)
                 if not raw.strip():
                     continue
-                line = self._parse(raw, number)
+                line = self._parse_head(raw, number)
                 key = (line["id"], line["method"])
                 index.superseded += key in index.entries
                 index.entries[key] = Entry(
@@ -193,6 +194,19 @@ class RunDir:
                     dropped += 1
         os.replace(temporary, self.results)
         return dropped
+
+    def _parse_head(self, raw: bytes, number: int) -> dict[str, Any]:
+        """The fields before the item (id, method, hashes, outcome): what the index needs, without parsing the
+        result. The raw text `, "item": ` cannot occur inside a JSON string (its quotes would be escaped)."""
+        cut = raw.find(_ITEM_KEY)
+        if cut > 0:
+            try:
+                head = json.loads(raw[:cut] + b"}")
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                head = None
+            if isinstance(head, dict) and all(key in head for key in _LINE_KEYS) and head["v"] == RESULTS_VERSION:
+                return head
+        return self._parse(raw, number)
 
     def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
         try:

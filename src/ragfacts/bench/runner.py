@@ -226,7 +226,8 @@ async def _judge(
             if plan.stop_after_failures and model.health.consecutive_failures >= plan.stop_after_failures:
                 raise EndpointDown(_down_message(model, plan.stop_after_failures))
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(plan.in_flight, 1))]
+    in_flight = 1 if model.serves_one_at_a_time else max(plan.in_flight, 1)
+    workers = [asyncio.ensure_future(worker()) for _ in range(in_flight)]
     try:
         await asyncio.gather(*workers)
     except EndpointDown as down:

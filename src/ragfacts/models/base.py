@@ -68,6 +68,9 @@ class ChatModel(ABC):
 
     backend: str = "abstract"
     default_mode: StructuredMode = StructuredMode.JSON_SCHEMA
+    # A model that serves one request at a time gains nothing from many items in flight, and its prompt-prefix
+    # cache loses: the runner then judges one item after another.
+    serves_one_at_a_time: bool = False
     modes_that_show_schema: frozenset[StructuredMode] = frozenset()
 
     def __init__(
@@ -425,7 +428,10 @@ class ChatModel(ABC):
                 reply.counted_in(usage)
                 return result, retry
             except BackendError as error:
-                usage.calls += 1
+                if error.reply is not None:
+                    error.reply.counted_in(usage)  # the server answered: its tokens were spent
+                else:
+                    usage.calls += 1
                 if not error.transient or retry == self.options.max_retries:
                     error.retries_used = retry
                     raise

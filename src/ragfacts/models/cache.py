@@ -43,6 +43,8 @@ class ResponseCache:
         os.chmod(self.path, 0o600)
         self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # With WAL, NORMAL commits without an fsync per reply; a crash can lose the last replies, never corrupt.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
 
     def _migrate(self) -> None:

@@ -40,6 +40,7 @@ class LlamaCppModel(ChatModel):
 
     backend = "local"
     default_mode = StructuredMode.GRAMMAR
+    serves_one_at_a_time = True  # one loaded model behind a lock
     modes_that_show_schema: frozenset[StructuredMode] = frozenset()
 
     def __init__(

@@ -107,11 +107,6 @@ class OpenAICompatibleModel(ChatModel):
             raise BackendError("the server returned no choices", transient=True)
         choice = response.choices[0]
         tokens = _logprobs(choice)
-        if not tokens:
-            raise BackendError("the server returned no log-probabilities (unsupported by this model?)", transient=False)
-        candidates = [(t["token"], t["logprob"]) for t in tokens[0]["top"]] or [
-            (tokens[0]["token"], tokens[0]["logprob"])
-        ]
         usage = response.usage
         reply = RawReply(
             text=choice.message.content or "",
@@ -119,6 +114,12 @@ class OpenAICompatibleModel(ChatModel):
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
         )
+        if not tokens:
+            message = "the server returned no log-probabilities (unsupported by this model?)"
+            raise BackendError(message, transient=False, reply=reply)
+        candidates = [(t["token"], t["logprob"]) for t in tokens[0]["top"]] or [
+            (tokens[0]["token"], tokens[0]["logprob"])
+        ]
         return match_label_logprobs(labels, candidates), reply
 
     async def _create(self, request: dict[str, Any]) -> Any:

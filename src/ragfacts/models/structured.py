@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -12,8 +13,12 @@ from pydantic import BaseModel, ValidationError
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
+@lru_cache(maxsize=1024)
 def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
-    """Return the JSON schema of a pydantic model, with refs inlined for servers that lack $ref."""
+    """Return the JSON schema of a pydantic model, with refs inlined for servers that lack $ref.
+
+    Cached per model class (a hot path: every request, cache hits included); callers must not mutate it.
+    """
     return _inline_refs(schema.model_json_schema())
 
 
