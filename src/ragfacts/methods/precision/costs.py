@@ -9,6 +9,7 @@ other answer (by content hash), sentence_scores explains a quarter of an answer'
 from __future__ import annotations
 
 from ragfacts.items import Item
+from ragfacts.methods.precision.batched import PROMPTS, batch_schema, number_segments
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.schemas import (
     AtomicStatements,
@@ -73,6 +74,8 @@ def _paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Us
             answer=item.answer,
         )
     ]
+    if options.batched:
+        return Usage.sum([*usages, *_batched(model, item, _segments(item, options), options, lang)])
     for segment in _segments(item, options):
         usages.append(_fact(model, item, segment, options.chain_of_thought, lang))
         if options.logic_stage:
@@ -123,7 +126,31 @@ def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: 
         if context:
             texts["preceding_sentences"] = context
         usages.append(estimate(model, prompt, None, lang, 1, **texts))
-    if options.explain_failures:
-        explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)]
+    explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)] if options.explain_failures else []
+    if options.batched and explained:
+        usages += _batched(model, item, explained, options.model_copy(update={"logic_stage": False}), lang)
+    else:
         usages += [_fact(model, item, s, options.chain_of_thought, lang) for s in explained]
     return Usage.sum(usages)
+
+
+def _batched(model: ChatModel, item: Item, segments: list[str], options: CheckOptions, lang: str) -> list[Usage]:
+    """One fact call (and, unless ablated, one logic call) for all `segments`, replying as the per-segment calls would."""
+    cot = options.chain_of_thought
+    texts = {"question": item.question, "reference": item.reference or "", "segments": number_segments(segments)}
+    size = sum(approx_tokens(segment) for segment in segments)
+    per_segment = (40, 3) if cot else (_DIRECT_REPLY, 0)
+    stages = [("fact", per_segment)]
+    if options.logic_stage:
+        stages.append(("logic", (120, 2) if cot else (_DIRECT_REPLY, 0)))
+    return [
+        estimate(
+            model,
+            PROMPTS[(stage, cot)],
+            batch_schema(stage, cot, len(segments)),
+            lang,
+            fixed * len(segments) + factor * size,
+            **texts,
+        )
+        for stage, (fixed, factor) in stages
+    ]

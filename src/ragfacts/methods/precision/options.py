@@ -56,6 +56,11 @@ class CheckOptions(BaseModel):
         validation_alias=AliasChoices("logic_stage", "logic"),
         description="False = fact stage only (w/o logi. eval)",
     )
+    batched: bool = Field(
+        False,
+        description="check all segments of an answer in one call per stage (3 calls per answer in paper mode, "
+        "whatever its length) instead of one call per segment and stage",
+    )
     lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
 
     def resolved_for(self, profile: ModelProfile) -> CheckOptions:

@@ -49,6 +49,9 @@ class CallRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     text: str | None = None
     failure: Failure | None = None
+    # One call judged several segments (options.batched): each segment's stage points to the call, whose cost
+    # and reply are kept once, in CheckResult.batches.
+    batched: bool = False
 
     @classmethod
     def of(cls, completion: Completion) -> CallRecord:
@@ -60,6 +63,10 @@ class CallRecord(BaseModel):
             text=completion.text,
             failure=completion.failure,
         )
+
+    def pointer(self) -> CallRecord:
+        """What a segment keeps of a batched call: its stage, prompt and failure; no cost, no reply."""
+        return CallRecord(stage=self.stage, prompt_version=self.prompt_version, failure=self.failure, batched=True)
 
 
 class StageResult(BaseModel):
@@ -172,17 +179,24 @@ class CheckResult(BaseModel):
     options: CheckOptions
     holistic: HolisticResult | None = None
     decomposition: CallRecord | None = None
+    batches: list[CallRecord] = []  # options.batched: the calls that judged all segments at once
     segments: list[SegmentResult] = []
     usage: Usage = Field(default_factory=Usage)
 
     def calls(self) -> list[tuple[CallRecord, int | None]]:
-        """Every model call of this check, with the segment it belongs to."""
+        """Every model call of this check, once each, with the segment it belongs to (None: several or none)."""
         found: list[tuple[CallRecord, int | None]] = []
         if self.holistic is not None:
             found.append((self.holistic.call, None))
         if self.decomposition is not None:
             found.append((self.decomposition, None))
-        found += [(stage.call, segment.index) for segment in self.segments for stage in segment.stages()]
+        found += [(call, None) for call in self.batches]
+        found += [
+            (stage.call, segment.index)
+            for segment in self.segments
+            for stage in segment.stages()
+            if not stage.call.batched
+        ]
         return found
 
     @computed_field

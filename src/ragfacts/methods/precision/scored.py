@@ -14,6 +14,7 @@ import asyncio
 
 from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
+from ragfacts.methods.precision.batched import check_batched
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.results import (
     AnswerLabel,
@@ -126,12 +127,16 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
             for s, context in zip(sentences, contexts, strict=True)
         )
     )
-    explanations = await asyncio.gather(
-        *(
-            _explain(model, item, sentence, score, options, lang)
-            for sentence, score in zip(sentences, scores, strict=True)
+    batches: list[CallRecord] = []
+    if options.batched:
+        batches, explanations = await _explain_batched(model, item, sentences, scores, options, lang)
+    else:
+        explanations = await asyncio.gather(
+            *(
+                _explain(model, item, sentence, score, options, lang)
+                for sentence, score in zip(sentences, scores, strict=True)
+            )
         )
-    )
     segments = []
     for index, (sentence, score, fact) in enumerate(zip(sentences, scores, explanations, strict=True)):
         stages = [score] if fact is None else [score, fact]
@@ -141,7 +146,14 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
         segments.append(segment)
     label, reason = answer_label(segments)
     result = CheckResult(
-        id=item.id, label=label, reason=reason, lang=lang, model=model.model_id, options=options, segments=segments
+        id=item.id,
+        label=label,
+        reason=reason,
+        lang=lang,
+        model=model.model_id,
+        options=options,
+        segments=segments,
+        batches=batches,
     )
     result.usage = Usage.sum(call.usage for call, _ in result.calls())
     return result
@@ -156,3 +168,19 @@ async def _explain(
     return await check_fact(
         model, item.reference, sentence, question=item.question, lang=lang, chain_of_thought=options.chain_of_thought
     )
+
+
+async def _explain_batched(
+    model: ChatModel, item: Item, sentences: list[str], scores: list[ScoreResult], options: CheckOptions, lang: str
+) -> tuple[list[CallRecord], list[FactResult | None]]:
+    """The fact stage for all failing sentences in one call (batched); None for the sentences that passed."""
+    failing = [n for n, score in enumerate(scores) if score.verdict == "inconsistent"]
+    explanations: list[FactResult | None] = [None] * len(sentences)
+    if not failing or not options.explain_failures:
+        return [], explanations
+    record, facts = await check_batched(
+        model, item, "fact", [sentences[n] for n in failing], chain_of_thought=options.chain_of_thought, lang=lang
+    )
+    for n, fact in zip(failing, facts, strict=True):
+        explanations[n] = fact
+    return [record], explanations

@@ -41,7 +41,11 @@ async def check_fact(
     call = CallRecord.of(completion)
     if not completion.ok:
         return FactResult(call=call)
-    reply: FactCheck | FactVerdict = completion.parsed
+    return fact_result(completion.parsed, reference, call)
+
+
+def fact_result(reply: FactCheck | FactVerdict, reference: str, call: CallRecord) -> FactResult:
+    """The fact stage's result from the model's reply: every point's quote verified, the verdict derived."""
     points = [
         PointResult(point=p.point, quote=verify_quote(p.reference_quote, reference), check=p.check, verdict=p.verdict)
         for p in (reply.points if isinstance(reply, FactCheck) else [])
@@ -75,7 +79,11 @@ async def check_logic(
     call = CallRecord.of(completion)
     if not completion.ok:
         return LogicResult(call=call)
-    reply: LogicCheck | LogicVerdict = completion.parsed
+    return logic_result(completion.parsed, reference, call)
+
+
+def logic_result(reply: LogicCheck | LogicVerdict, reference: str, call: CallRecord) -> LogicResult:
+    """The logic stage's result from the model's reply, its reference context verified."""
     result = LogicResult(
         verdict=reply.verdict,
         error_type=reply.error_type if reply.verdict == "inconsistent" else None,

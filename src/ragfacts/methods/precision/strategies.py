@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
+from ragfacts.methods.precision.batched import check_segments_batched
 from ragfacts.methods.precision.decompose import decompose_answer
 from ragfacts.methods.precision.options import CheckOptions, Strategy
 from ragfacts.methods.precision.results import (
@@ -43,23 +44,28 @@ async def check_segment(
     return SegmentResult(index=index, text=text, fact=fact, logic=logic, label=segment_label([fact, logic]))
 
 
-async def localise(
-    model: ChatModel, item: Item, options: CheckOptions, lang: str
-) -> tuple[CallRecord, list[SegmentResult]]:
-    """Decompose the answer and check every segment; no segments when the decomposition failed."""
-    segments, record = await decompose_answer(
+async def localise(model: ChatModel, item: Item, options: CheckOptions, lang: str, result: CheckResult) -> None:
+    """Decompose the answer and check every segment, into `result`; no segments when the decomposition failed."""
+    segments, result.decomposition = await decompose_answer(
         model, item.answer, question=item.question, lang=lang, method=options.decomposition
     )
+    if options.batched and segments:
+        result.batches, result.segments = await check_segments_batched(model, item, segments, options, lang)
+        return
     checked = await asyncio.gather(
         *(check_segment(model, item, index, text, options, lang) for index, text in enumerate(segments))
     )
-    return record, list(checked)
+    result.segments = list(checked)
 
 
 async def run_paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
-    """L-Face4RAG: 1 decomposition call, then 2 calls per segment (1 with the logic stage ablated)."""
+    """L-Face4RAG: 1 decomposition call, then 2 calls per segment (1 with the logic stage ablated).
+
+    Batched: 1 fact call and 1 logic call for all the segments, 3 calls per answer.
+    """
     result = _unscored(model, item, options, lang)
-    result.decomposition, result.segments = await localise(model, item, options, lang)
+    await localise(model, item, options, lang, result)
+    assert result.decomposition is not None
     if result.decomposition.failure is not None:
         result.reason = f"the decomposition failed ({_describe(result.decomposition)})"
     else:
@@ -82,7 +88,8 @@ async def run_holistic_then_localise(model: ChatModel, item: Item, options: Chec
         result.label = AnswerLabel.CONSISTENT
         return _counted(result)
     result.label = AnswerLabel.INCONSISTENT
-    result.decomposition, result.segments = await localise(model, item, options, lang)
+    await localise(model, item, options, lang, result)
+    assert result.decomposition is not None
     if result.decomposition.failure is not None:
         result.reason = f"judged inconsistent as a whole; localising failed ({_describe(result.decomposition)})"
     elif answer_label(result.segments)[0] is not AnswerLabel.INCONSISTENT:

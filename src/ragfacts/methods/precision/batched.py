@@ -1,0 +1,131 @@
+"""Batched stages (`batched=true`): every segment of an answer checked in one structured call per stage.
+
+The paper asks 2 calls per segment (fact, logic); batched asks 1 fact call and 1 logic call for all the
+segments of an answer, so an answer costs 3 calls whatever its length. The reply is a list with one entry per
+segment, numbered as given; its schema fixes the count, so a reply that skips or repeats a segment is re-asked.
+Each segment's stage results are built exactly as in the per-segment stages (quotes verified, the fact verdict
+derived from the points), and point to the shared call, whose cost is counted once (`CheckResult.batches`).
+
+An option until the quality corpus shows it as accurate as the per-segment stages (see the README).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, Field, create_model, field_validator
+
+from ragfacts.items import Item
+from ragfacts.methods.bilingual import bilingual
+from ragfacts.methods.precision.aggregate import segment_label
+from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.results import CallRecord, FactResult, LogicResult, SegmentResult
+from ragfacts.methods.precision.schemas import FactCheck, FactVerdict, LogicCheck, LogicVerdict
+from ragfacts.methods.precision.stages import fact_result, logic_result
+from ragfacts.methods.prompting import ask
+from ragfacts.models import ChatModel
+
+Stage = Literal["fact", "logic"]
+_SCHEMAS: dict[tuple[Stage, bool], type[BaseModel]] = {
+    ("fact", True): FactCheck,
+    ("fact", False): FactVerdict,
+    ("logic", True): LogicCheck,
+    ("logic", False): LogicVerdict,
+}
+PROMPTS: dict[tuple[Stage, bool], str] = {
+    ("fact", True): "fact_consistency_batch",
+    ("fact", False): "fact_consistency_batch_direct",
+    ("logic", True): "logic_consistency_batch",
+    ("logic", False): "logic_consistency_batch_direct",
+}
+_NUMBER = bilingual(
+    "The number of the segment this entry checks, as given in brackets.",
+    "本条目所检查片段的编号，即方括号中的数字。",
+)
+_ENTRIES = bilingual(
+    "One entry per segment, in the order given: entry n checks segment [n] only.",
+    "每个片段一个条目，按给定顺序：第 n 个条目只检查片段 [n]。",
+)
+_DOC = bilingual("Checks of every segment of an answer.", "对一个回答的全部片段逐一做的检查。")
+
+
+def number_segments(segments: list[str]) -> str:
+    """The segments as one text, each on its own line after its number: "[1] ...", "[2] ..."."""
+    return "\n".join(f"[{n}] {' '.join(segment.split())}" for n, segment in enumerate(segments, start=1))
+
+
+@cache
+def batch_schema(stage: Stage, chain_of_thought: bool, count: int) -> type[BaseModel]:
+    """The reply schema for `count` segments: a list of exactly `count` entries numbered 1..count in order.
+
+    Each entry is the per-segment stage's schema with the segment's number first. Built once per
+    (stage, chain of thought, count), so its JSON schema is cached like every other schema.
+    """
+    single = _SCHEMAS[(stage, chain_of_thought)]
+    fields: dict[str, Any] = {"segment": (int, Field(ge=1, le=count, description=_NUMBER))}
+    fields.update({name: (info.annotation, info) for name, info in single.model_fields.items()})
+    entry = create_model(f"Segment{single.__name__}", __doc__=single.__doc__, **fields)
+
+    def in_order(cls: type[BaseModel], value: list[Any]) -> list[Any]:
+        numbers = [item.segment for item in value]
+        if numbers != list(range(1, count + 1)):
+            raise ValueError(f"give one entry per segment, numbered 1 to {count} in order; got {numbers}")
+        return value
+
+    return create_model(
+        f"{single.__name__}s",
+        __doc__=_DOC,
+        __validators__={"in_order": field_validator("segments")(in_order)},
+        segments=(list[entry], Field(min_length=count, max_length=count, description=_ENTRIES)),  # type: ignore[valid-type]
+    )
+
+
+async def check_batched(
+    model: ChatModel, item: Item, stage: Stage, segments: list[str], *, chain_of_thought: bool, lang: str
+) -> tuple[CallRecord, list[FactResult] | list[LogicResult]]:
+    """One call judging every segment at one stage: the call's record and each segment's stage result."""
+    reference = item.reference or ""
+    completion = await ask(
+        model,
+        PROMPTS[(stage, chain_of_thought)],
+        batch_schema(stage, chain_of_thought, len(segments)),
+        lang,
+        question=item.question,
+        reference=reference,
+        segments=number_segments(segments),
+    )
+    record = CallRecord.of(completion)
+    result_type = FactResult if stage == "fact" else LogicResult
+    if not completion.ok:
+        return record, [result_type(call=record.pointer()) for _ in segments]
+    single = _SCHEMAS[(stage, chain_of_thought)]
+    build = fact_result if stage == "fact" else logic_result
+    results = [
+        build(single.model_validate(entry.model_dump(exclude={"segment"})), reference, record.pointer())
+        for entry in completion.parsed.segments
+    ]
+    return record, results
+
+
+async def check_segments_batched(
+    model: ChatModel, item: Item, segments: list[str], options: CheckOptions, lang: str
+) -> tuple[list[CallRecord], list[SegmentResult]]:
+    """The fact stage and, unless ablated, the logic stage of every segment: one call each, run concurrently."""
+    kwargs = {"chain_of_thought": options.chain_of_thought, "lang": lang}
+    stages: list[Stage] = ["fact", "logic"] if options.logic_stage else ["fact"]
+    done = await asyncio.gather(*(check_batched(model, item, stage, segments, **kwargs) for stage in stages))
+    facts = cast(list[FactResult], done[0][1])
+    logics = cast(list[LogicResult], done[1][1]) if options.logic_stage else [None] * len(segments)
+    results = [
+        SegmentResult(
+            index=index,
+            text=text,
+            fact=fact,
+            logic=logic,
+            label=segment_label([fact] if logic is None else [fact, logic]),
+        )
+        for index, (text, fact, logic) in enumerate(zip(segments, facts, logics, strict=True))
+    ]
+    return [record for record, _ in done], results
