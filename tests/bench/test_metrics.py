@@ -62,3 +62,28 @@ def test_the_tables_carry_the_hand_computed_numbers_and_their_rule():
     assert "| judge | consistent | 2 | 1 | 1 |" in markdown
     assert "| judge | 2.0 | 38 | 0 | 0 | 0.0 |" in markdown  # cost per answer
     assert "unscored answers count as wrong" in markdown
+
+
+def test_balanced_accuracy_is_given_per_language_and_tabulated_when_there_are_several():
+    judged = [
+        Judged("consistent", "consistent", lang="en"),
+        Judged("inconsistent", "consistent", lang="en"),  # en: 1/1 positives, 0/1 negatives -> 0.5
+        Judged("consistent", "consistent", lang="zh"),
+        Judged("inconsistent", "inconsistent", lang="zh"),  # zh: 1.0
+        Judged("inconsistent", "inconsistent", lang="zh"),
+    ]
+    m = classification_metrics("judge", judged)
+    assert {lang: (e.value, e.n) for lang, e in m.by_language.items()} == {"en": (0.5, 2), "zh": (1.0, 3)}
+    markdown = to_markdown(precision_tables([m]))
+    assert "Balanced accuracy by language" in markdown and "zh (n=3)" in markdown
+    single = classification_metrics("judge", [j for j in judged if j.lang == "zh"])
+    assert "by language" not in to_markdown(precision_tables([single]))
+
+
+def test_an_items_language_is_its_lang_column_else_detected_from_the_answer():
+    from ragfacts.bench.scoring import item_language
+    from ragfacts.items import Item
+
+    assert item_language(Item(answer="长城很长。", meta={"lang": "en"})) == "en"
+    assert item_language(Item(answer="长城很长。")) == "zh"
+    assert item_language(Item(answer="The wall is long.")) == "en"

@@ -35,6 +35,7 @@ class Judged:
     source_model: str | None = None
     usage: Usage = field(default_factory=Usage)
     failures: int = 0
+    lang: str | None = None
 
     @property
     def correct(self) -> bool:
@@ -71,6 +72,7 @@ class ClassificationMetrics(BaseModel):
     failed_calls: int = 0
     by_error_type: dict[str, Rate] = {}  # inconsistent answers, judged inconsistent
     by_source_model: dict[str, Rate] = {}  # all answers, judged right
+    by_language: dict[str, Estimate] = {}  # balanced accuracy of the answers in each language
     usage: Usage = Usage()  # of the results (cached replies cost nothing)
 
 
@@ -116,6 +118,9 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
         if j.source_model:
             rate = m.by_source_model.setdefault(j.source_model, Rate())
             rate.n, rate.correct = rate.n + 1, rate.correct + j.correct
+    for lang in sorted({j.lang for j in judged if j.lang}):
+        chosen = np.array([j.lang == lang for j in judged])
+        m.by_language[lang] = _bootstrap(correct[chosen], gold_inconsistent[chosen], _balanced_accuracy)
     m.by_error_type = dict(sorted(m.by_error_type.items()))
     m.by_source_model = dict(sorted(m.by_source_model.items()))
     m.usage = Usage.sum(j.usage for j in judged)

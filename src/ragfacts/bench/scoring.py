@@ -18,6 +18,7 @@ from ragfacts.bench.tables import TableData, precision_tables, recall_tables, to
 from ragfacts.items import Item
 from ragfacts.methods.verdicts import Verification
 from ragfacts.models import ChatModel
+from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
 TABLES_FILE = "tables.md"
@@ -50,6 +51,7 @@ def score(
                             source_model=item.source_model,
                             usage=Usage.model_validate(outcome["usage"]),
                             failures=outcome["failures"],
+                            lang=item_language(item),
                         )
                     )
                 continue
@@ -61,6 +63,12 @@ def score(
     precision = [classification_metrics(method, rows) for method, rows in judged.items() if rows]
     recall = [recall_metrics(method, kind, pairs) for (method, kind), pairs in verified.items()]
     return precision, recall
+
+
+def item_language(item: Item) -> str:
+    """The answer's language: the row's own `lang` column where it has one, else detected from the answer."""
+    given = (item.meta or {}).get("lang")
+    return given if isinstance(given, str) and given else detect_lang(item.answer)
 
 
 def bench_tables(precision: list[ClassificationMetrics], recall: list[RecallMetrics]) -> list[TableData]:

@@ -85,6 +85,16 @@ def precision_tables(metrics: Sequence[ClassificationMetrics]) -> list[TableData
             ]
         )
     tables.append(classification)
+    languages = sorted({lang for m in metrics for lang in m.by_language})
+    if len(languages) > 1:
+        table = TableData(
+            "Balanced accuracy by language (%)",
+            ["method", *[f"{lang} (n={_n_estimates(metrics, lang)})" for lang in languages]],
+            note=RULE,
+        )
+        for m in metrics:
+            table.rows.append([m.method, *[_estimate(m.by_language.get(lang, Estimate())) for lang in languages]])
+        tables.append(table)
     confusion = TableData("Confusion (gold → predicted)", ["method", "gold", "consistent", "inconsistent", "unscored"])
     for m in metrics:
         for gold, row in m.confusion.items():
@@ -197,6 +207,10 @@ def _cost(rows: list[tuple[str, int, object]]) -> TableData:
 
 def _n(metrics: Sequence[ClassificationMetrics], attribute: str, key: str) -> int:
     return max(getattr(m, attribute).get(key, Rate()).n for m in metrics)
+
+
+def _n_estimates(metrics: Sequence[ClassificationMetrics], lang: str) -> int:
+    return max((m.by_language[lang].n for m in metrics if lang in m.by_language), default=0)
 
 
 def _rate(rate: Rate | None) -> str:

@@ -135,7 +135,7 @@ def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: 
 
 
 def _batched(model: ChatModel, item: Item, segments: list[str], options: CheckOptions, lang: str) -> list[Usage]:
-    """One fact call (and, unless ablated, one logic call) for all `segments`, replying as the per-segment calls would."""
+    """One fact call (and, unless ablated, one logic call) for all `segments`, replies as long as per segment."""
     cot = options.chain_of_thought
     texts = {"question": item.question, "reference": item.reference or "", "segments": number_segments(segments)}
     size = sum(approx_tokens(segment) for segment in segments)
