@@ -77,6 +77,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    received_at: float = field(default_factory=time.monotonic)  # when the server read it (time.monotonic)
 
     @property
     def prompt(self) -> str:

@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from ragfacts.models import (
     ChatModel,
     ConfigurationError,
-    ModelOptions,
     ResponseCache,
     UsageLedger,
     api_key_from_env,
@@ -24,6 +23,7 @@ from ragfacts.models import (
     parse_spec,
     ragfacts_home,
 )
+from ragfacts.models.options import LocalModelOptions, model_options
 
 DEFAULT_API_MODEL = "gpt-4o-mini"
 T = TypeVar("T")
@@ -42,7 +42,10 @@ class Settings:
 
 
 def parse_model_options(pairs: list[str]) -> dict[str, object]:
-    """Model options given as ["key=value", ...], checked against ModelOptions; raises ValueError naming the fix."""
+    """Model options given as ["key=value", ...], with their values checked; raises ValueError naming the fix.
+
+    Whether the chosen backend takes them (n_ctx is for local models only) is checked when the model is built.
+    """
     options: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -50,11 +53,15 @@ def parse_model_options(pairs: list[str]) -> dict[str, object]:
             raise ValueError(f"a model option is written key=value, not {pair!r}")
         options[key.strip().replace("-", "_")] = value.strip()
     try:
-        checked = ModelOptions(**options)
+        checked = model_options(options)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise ValueError(f"model options: {problems}; options: {', '.join(ModelOptions.model_fields)}") from error
+        raise ValueError(_options_problems(error)) from error
     return checked.model_dump(include=set(options))
+
+
+def _options_problems(error: ValidationError) -> str:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+    return f"model options: {problems}; options: {', '.join(LocalModelOptions.model_fields)}"
 
 
 def default_model_spec() -> str:
@@ -88,7 +95,10 @@ class Runtime:
     def model(self) -> ChatModel:
         """The run's model, built on first use."""
         if self._model is None:
-            options = ModelOptions(concurrency=self.settings.concurrency, **self.settings.options)
+            try:
+                options = model_options({"concurrency": self.settings.concurrency, **self.settings.options})
+            except ValidationError as error:
+                raise ConfigurationError(_options_problems(error)) from error
             self._model = build_model(self.spec, options, cache=self.cache, ledger=self.ledger)
         return self._model
 

@@ -19,6 +19,9 @@ class Usage(BaseModel):
     retries: int = 0
     failures: int = 0  # completions that ended without a usable reply
     model_s: float = 0.0  # time the model worked, queueing and backoff excluded
+    # Time requests waited before being sent: rate limits (-M rpm/tpm), Retry-After pauses of the endpoint and
+    # retry backoff; summed over requests, so concurrent waits add up to more than the wall-clock time.
+    waited_s: float = 0.0
 
     def add(self, other: Usage) -> None:
         """Add `other`'s counters to these."""
@@ -32,6 +35,7 @@ class Usage(BaseModel):
         for usage in usages:
             total.add(usage)
         total.model_s = round(total.model_s, 3)
+        total.waited_s = round(total.waited_s, 3)
         return total
 
     @property

@@ -198,3 +198,16 @@ async def test_items_a_method_cannot_judge_are_counted_apart(tmp_path, make_mode
     data = write(tmp_path / "data.jsonl", rows("a1") + rows("a2", ground_truth=False))
     report = await run(RunDir(tmp_path / "run"), plan(data, "lface4rag", "faaf"), make_model())
     assert report.not_applicable == {"faaf": 1} and report.ran == 3
+
+
+async def test_calls_of_items_already_started_are_served_before_the_first_calls_of_later_items(
+    tmp_path, make_model, scripted_server
+):
+    data = write(tmp_path / "data.jsonl", rows("a0", "a1", "a2", ground_truth=False))
+    scripted_server.when("Split", Reply.json({"segments": ["a"]}))
+    judge = plan(data, "lface4rag:strategy=paper,logic_stage=false", in_flight=3)
+    await run(RunDir(tmp_path / "run"), judge, make_model(concurrency=1))
+    stages = ["decompose" if "Split" in r.prompt else "fact" for r in scripted_server.requests]
+    # one slot, three answers started at once: first come first served would run the three decompositions
+    # first; by rank, the fact checks of the first two answers go before the third answer's decomposition
+    assert stages == ["decompose", "decompose", "fact", "fact", "decompose", "fact"]

@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from ragfacts.models import ConfigurationError, Message, ModelOptions, ResponseCache, StructuredMode, UsageLedger
+from ragfacts.models.options import LocalModelOptions
 
 pytestmark = pytest.mark.local_model
 
@@ -46,7 +47,7 @@ class CityFacts(BaseModel):
 def tiny_model():
     from ragfacts.models.llamacpp import LlamaCppModel
 
-    model = LlamaCppModel(SMOLLM2, ModelOptions(max_tokens=96), n_ctx=2048)
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=96, n_ctx=2048))
     yield model
     asyncio.run(model.aclose())
 
@@ -81,7 +82,10 @@ async def test_concurrent_requests_queue_safely_and_cache_replays(tmp_path):
 
     ledger = UsageLedger()
     model = LlamaCppModel(
-        SMOLLM2, ModelOptions(max_tokens=48), n_ctx=1024, cache=ResponseCache(tmp_path / "c.sqlite3"), ledger=ledger
+        SMOLLM2,
+        LocalModelOptions(max_tokens=48, n_ctx=1024),
+        cache=ResponseCache(tmp_path / "c.sqlite3"),
+        ledger=ledger,
     )
     asks = [[Message(role="user", content=f"Text {i}: Rome has the Colosseum.")] for i in range(3)]
     first = await asyncio.gather(*(model.complete(a, CityFacts) for a in asks))
@@ -122,3 +126,81 @@ async def test_label_scores_from_logits_reuse_the_shared_prefix(tiny_model):
     # the second prompt shares the long reference prefix: only its tail is evaluated anew
     assert after_first - before > first.usage.prompt_tokens / 2
     assert tiny_model.evaluated_tokens - after_first < second.usage.prompt_tokens / 2
+
+
+NO_LLAMA = importlib.util.find_spec("llama_cpp") is None
+needs_llama = pytest.mark.skipif(NO_LLAMA, reason="needs llama-cpp-python")
+
+
+def _gpu_build() -> bool:
+    from ragfacts.models.llamacpp import gpu_offload_supported
+
+    return gpu_offload_supported()
+
+
+@needs_model
+def test_context_threads_and_gpu_layers_reach_llama_cpp():
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(n_ctx=512, n_threads=1, n_gpu_layers=0))
+    llama = model._load()
+    try:
+        assert (llama.n_ctx(), llama.context_params.n_threads, llama.model_params.n_gpu_layers) == (512, 1, 0)
+    finally:
+        asyncio.run(model.aclose())
+
+
+@needs_llama
+def test_gpu_layers_default_to_all_on_a_gpu_build_and_to_none_otherwise():
+    from ragfacts.models.llamacpp import LoadSettings
+
+    settings = LoadSettings.resolve(LocalModelOptions())
+    assert settings.n_gpu_layers == (-1 if _gpu_build() else 0)
+    assert LoadSettings.resolve(LocalModelOptions(n_gpu_layers=0)).n_gpu_layers == 0
+
+
+@needs_llama
+def test_gpu_layers_on_a_build_without_gpu_support_are_refused_with_the_fix(tmp_path):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    if _gpu_build():
+        pytest.skip("this llama-cpp-python was built with GPU support")
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(ConfigurationError, match=r"GGML_CUDA=on.*GGML_METAL=on"):
+        LlamaCppModel(gguf, LocalModelOptions(n_gpu_layers=20))
+
+
+def test_the_context_enters_the_cache_identity_threads_and_gpu_layers_do_not(tmp_path):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    base = LlamaCppModel(gguf, LocalModelOptions(n_ctx=2048)).identity()
+    assert LlamaCppModel(gguf, LocalModelOptions(n_ctx=2048, n_threads=3, n_gpu_layers=0)).identity() == base
+    assert LlamaCppModel(gguf, LocalModelOptions(n_ctx=4096)).identity() != base
+
+
+def test_the_context_option_wins_over_the_environment_which_wins_over_the_default(tmp_path, monkeypatch):
+    from ragfacts.models.llamacpp import DEFAULT_CONTEXT, LlamaCppModel
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.delenv("RAGFACTS_LOCAL_N_CTX", raising=False)
+    assert LlamaCppModel(gguf).n_ctx == DEFAULT_CONTEXT
+    monkeypatch.setenv("RAGFACTS_LOCAL_N_CTX", "2048")
+    assert LlamaCppModel(gguf).n_ctx == 2048
+    assert LlamaCppModel(gguf, LocalModelOptions(n_ctx=1024)).n_ctx == 1024
+    monkeypatch.setenv("RAGFACTS_LOCAL_N_CTX", "lots")
+    with pytest.raises(ConfigurationError, match=r"RAGFACTS_LOCAL_N_CTX='lots'.*-M n_ctx"):
+        LlamaCppModel(gguf)
+
+
+def test_shared_options_become_local_options(tmp_path):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    model = LlamaCppModel(gguf, ModelOptions(max_tokens=48, rpm=30))
+    assert isinstance(model.options, LocalModelOptions)
+    assert (model.options.max_tokens, model.options.rpm, model.options.n_ctx) == (48, 30, None)

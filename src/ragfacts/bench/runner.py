@@ -29,7 +29,7 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, Outcome
-from ragfacts.models import ChatModel, ConfigurationError, Failure
+from ragfacts.models import ChatModel, ConfigurationError, Failure, request_priority
 from ragfacts.usage import Usage
 
 
@@ -212,12 +212,18 @@ async def _judge(
     report: RunReport,
 ) -> None:
     """Judge the pairs in `todo` with a bounded number of items in flight, appending each result as it ends."""
-    work = ((item, m) for item in plan.dataset.items() for m in methods if (item.id, m.spec) in todo)
+    work = (
+        (rank, item, m)
+        for rank, item in enumerate(plan.dataset.items())
+        for m in methods
+        if (item.id, m.spec) in todo
+    )
 
     async def worker() -> None:
-        for item, method in work:  # a shared generator: each worker takes the next pair
+        for rank, item, method in work:  # a shared generator: each worker takes the next pair
             started = time.perf_counter()
-            result = await method.evaluate(item, model)
+            with request_priority(rank):  # the calls of earlier items go first: they finish, then new ones start
+                result = await method.evaluate(item, model)
             outcome = result.outcome()
             append(_line(item, method, configs[method.spec], outcome, result, time.perf_counter() - started))
             report.ran += 1

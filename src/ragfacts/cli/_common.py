@@ -98,3 +98,9 @@ def run_with_runtime(
 
 def show_ledger(ledger: UsageLedger) -> None:
     err.print(ledger_table(ledger))
+    waited = ledger.total().waited_s
+    if waited:
+        err.print(
+            f"Requests waited {waited:.1f} s before being sent (rate limits -M rpm/tpm, Retry-After, retry backoff; "
+            "summed over requests)"
+        )

@@ -7,6 +7,7 @@ import importlib.util
 import os
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
@@ -68,12 +69,14 @@ def backend_status(settings: Settings) -> list[dict[str, object]]:
         )
     else:
         version = importlib.metadata.version("llama-cpp-python")
+        loading = local_loading(settings)
         rows.append(
             {
                 "backend": "local",
                 "spec": "local:/path/model.gguf",
                 "available": True,
-                "details": f"llama-cpp-python {version}; any GGUF file",
+                "details": f"llama-cpp-python {version}; any GGUF file; {loading['details']}",
+                **{k: v for k, v in loading.items() if k != "details"},
             }
         )
         rows.append(
@@ -85,3 +88,29 @@ def backend_status(settings: Settings) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+def local_loading(settings: Settings) -> dict[str, object]:
+    """Whether llama.cpp can offload to a GPU, and the context, threads and GPU layers a local model would use."""
+    from ragfacts.models.llamacpp import GPU_BUILD_HINT, LoadSettings, gpu_offload_supported
+    from ragfacts.models.options import LocalModelOptions
+
+    gpu = gpu_offload_supported()
+    try:
+        local = LoadSettings.resolve(LocalModelOptions.model_validate(settings.options))
+    except (ConfigurationError, ValidationError) as error:
+        return {"gpu_offload": gpu, "details": f"GPU offload {'available' if gpu else 'not built'}; {error}"}
+    layers = "all" if local.n_gpu_layers == -1 else str(local.n_gpu_layers)
+    if gpu:
+        offload = f"GPU offload available, using {layers} layers (-M n_gpu_layers=N)"
+    elif local.n_gpu_layers:
+        offload = f"n_gpu_layers={local.n_gpu_layers} is refused: this build has no GPU support; {GPU_BUILD_HINT}"
+    else:
+        offload = "CPU only (this build has no GPU support; see the README for a CUDA or Metal build)"
+    return {
+        "gpu_offload": gpu,
+        "n_gpu_layers": local.n_gpu_layers,
+        "n_ctx": local.n_ctx,
+        "n_threads": local.n_threads,
+        "details": f"{offload}; n_ctx={local.n_ctx}, n_threads={local.n_threads}",
+    }

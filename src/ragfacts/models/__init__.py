@@ -14,7 +14,8 @@ from ragfacts.models._types import (
 from ragfacts.models.base import ChatModel
 from ragfacts.models.cache import ResponseCache
 from ragfacts.models.ledger import UsageLedger
-from ragfacts.models.options import ModelOptions
+from ragfacts.models.options import LocalModelOptions, ModelOptions
+from ragfacts.models.slots import request_priority
 from ragfacts.models.spec import ModelSpec, api_key_from_env, build_model, parse_spec, ragfacts_home
 from ragfacts.usage import Usage
 
@@ -26,6 +27,7 @@ __all__ = [
     "Failure",
     "FailureKind",
     "LabelScores",
+    "LocalModelOptions",
     "Message",
     "ModelOptions",
     "ModelProfile",
@@ -39,4 +41,5 @@ __all__ = [
     "build_model",
     "parse_spec",
     "ragfacts_home",
+    "request_priority",
 ]

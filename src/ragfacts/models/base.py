@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
@@ -24,20 +22,18 @@ from ragfacts.models._types import (
 )
 from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
 from ragfacts.models.ledger import UsageLedger
-from ragfacts.models.options import ModelOptions
+from ragfacts.models.options import ModelOptions, options_as
 from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema
+from ragfacts.models.transport import Transport
+from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.usage import Usage
 
 T = TypeVar("T")
 
-_REASK = {
-    "en": "Your reply could not be used:\n{errors}\nReply again with one corrected JSON object only.",
-    "zh": "你的回复无法使用：\n{errors}\n请只重新输出一个修正后的 JSON 对象。",
-}
-_TRUNCATED = {
-    "en": "- the reply was cut off at the token limit; be more concise",
-    "zh": "- 回复因长度限制被截断；请更简洁",
-}
+
+def _model_facing(name: str, lang: str, **values: str) -> str:
+    """A message to the model kept as a prompt file (prompts/<lang>/<name>.md); English for other languages."""
+    return load_prompt(name, lang if lang in LANGS else "en").render(**values).rstrip("\n")
 
 
 class EndpointHealth:
@@ -59,7 +55,7 @@ class EndpointHealth:
             self.consecutive_failures = 0
 
 
-class ChatModel(ABC):
+class ChatModel(Transport, ABC):
     """A chat model with structured outputs, validation and re-ask, retries, cache and ledger.
 
     Subclasses implement `_send` (one request in, text and usage out) and say which structured
@@ -72,6 +68,8 @@ class ChatModel(ABC):
     # cache loses: the runner then judges one item after another.
     serves_one_at_a_time: bool = False
     modes_that_show_schema: frozenset[StructuredMode] = frozenset()
+    Options: ClassVar[type[ModelOptions]] = ModelOptions  # the options this backend takes
+    base_url: str | None = None  # the server requests go to, for backends that send them to one
 
     def __init__(
         self,
@@ -82,14 +80,12 @@ class ChatModel(ABC):
         ledger: UsageLedger | None = None,
     ) -> None:
         self.model_id = model_id
-        self.options = options or ModelOptions()
+        self.options = options_as(self.Options, options, self.backend)
         self.cache = cache
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.health = EndpointHealth()
         self.label_scores: bool | None = None  # known once probed (or by the backend's nature)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
-        self._slots: asyncio.Semaphore | None = None
-        self._slots_loop: asyncio.AbstractEventLoop | None = None
 
     @abstractmethod
     async def _send(
@@ -249,7 +245,9 @@ class ChatModel(ABC):
         usage = Usage()
         completion = base.model_copy(update={"usage": usage, "attempts": 1})
         try:
-            logprobs, retries = await self._with_retries(lambda: self._label_logprobs(messages, labels, params), usage)
+            logprobs, retries = await self._with_retries(
+                lambda: self._label_logprobs(messages, labels, params), usage, self._estimated_tokens(messages, None, 1)
+            )
             scores = LabelScores.from_logprobs(logprobs)
             completion = completion.model_copy(
                 update={
@@ -366,7 +364,9 @@ class ChatModel(ABC):
         for attempt in range(1, self.options.reasks + 2):
             try:
                 reply, used_retries = await self._with_retries(
-                    lambda c=conversation: self._sent(c, schema_json, name, params), usage
+                    lambda c=conversation: self._sent(c, schema_json, name, params),
+                    usage,
+                    self._estimated_tokens(conversation, schema_json, params.get("max_tokens")),
                 )
                 retries += used_retries
             except BackendError as error:
@@ -401,7 +401,7 @@ class ChatModel(ABC):
                 return done
             problems: list[str] = []
             if reply.finish_reason == "length":
-                problems.append(_TRUNCATED.get(lang, _TRUNCATED["en"]))
+                problems.append(_model_facing("reask_truncated", lang))
             try:
                 done.parsed = parse_reply(reply.text, schema)
                 return done
@@ -412,50 +412,15 @@ class ChatModel(ABC):
             conversation = [
                 *conversation,
                 Message(role="assistant", content=reply.text),
-                Message(role="user", content=_REASK.get(lang, _REASK["en"]).format(errors="\n".join(problems))),
+                Message(role="user", content=_model_facing("reask", lang, errors="\n".join(problems))),
             ]
         return done.model_copy(update={"failure": failure, "parsed": None})
-
-    async def _with_retries(self, send: Callable[[], Awaitable[tuple[T, RawReply]]], usage: Usage) -> tuple[T, int]:
-        """Run one request, retrying transient errors with backoff; returns its result and the retries used."""
-        for retry in range(self.options.max_retries + 1):
-            try:
-                async with self._concurrency_slots():
-                    started = time.perf_counter()
-                    result, reply = await send()
-                if not reply.seconds:  # backends that queue internally (llama.cpp) time themselves
-                    reply = reply.model_copy(update={"seconds": time.perf_counter() - started})
-                reply.counted_in(usage)
-                return result, retry
-            except BackendError as error:
-                if error.reply is not None:
-                    error.reply.counted_in(usage)  # the server answered: its tokens were spent
-                else:
-                    usage.calls += 1
-                if not error.transient or retry == self.options.max_retries:
-                    error.retries_used = retry
-                    raise
-                await asyncio.sleep(self._backoff(retry, error.retry_after))
-        raise AssertionError("unreachable")
 
     async def _sent(
         self, messages: list[Message], schema: dict[str, Any] | None, name: str, params: dict[str, Any]
     ) -> tuple[RawReply, RawReply]:
         reply = await self._send(messages, schema=schema, schema_name=name, mode=self.mode, params=params)
         return reply, reply
-
-    def _concurrency_slots(self) -> asyncio.Semaphore:
-        # One semaphore per event loop: a CLI may run several loops over one model's lifetime.
-        loop = asyncio.get_running_loop()
-        if self._slots is None or self._slots_loop is not loop:
-            self._slots, self._slots_loop = asyncio.Semaphore(self.options.concurrency), loop
-        return self._slots
-
-    def _backoff(self, retry: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.options.retry_max_s)
-        exponential = self.options.retry_base_s * (2**retry)
-        return min(exponential * (0.5 + random.random() / 2), self.options.retry_max_s)
 
     async def aclose(self) -> None:
         """Release resources (HTTP clients, loaded weights); nothing to release by default."""

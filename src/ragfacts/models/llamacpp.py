@@ -6,6 +6,7 @@ import asyncio
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,13 @@ from ragfacts.models.base import ChatModel
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model
 from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
-from ragfacts.models.options import ModelOptions
+from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
 
 DEFAULT_CONTEXT = 8192
+GPU_BUILD_HINT = (
+    'reinstall llama-cpp-python with GPU support: CMAKE_ARGS="-DGGML_CUDA=on" (NVIDIA) or CMAKE_ARGS="-DGGML_METAL=on" '
+    "(Apple) pip install --force-reinstall --no-cache-dir llama-cpp-python"
+)
 
 
 def _import_llama() -> Any:
@@ -31,6 +36,53 @@ def _import_llama() -> Any:
     return llama_cpp
 
 
+def gpu_offload_supported() -> bool:
+    """Whether the installed llama.cpp was built with GPU support (CUDA, Metal, Vulkan...)."""
+    return bool(_import_llama().llama_supports_gpu_offload())
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """How llama.cpp loads a model: the options where given, else the defaults of this machine."""
+
+    n_ctx: int
+    n_threads: int
+    n_gpu_layers: int  # -1: all layers
+
+    @classmethod
+    def resolve(cls, options: LocalModelOptions) -> LoadSettings:
+        """The settings `options` ask for, the defaults filled in (asking llama.cpp whether it can offload)."""
+        n_gpu_layers = options.n_gpu_layers
+        if n_gpu_layers is None:
+            n_gpu_layers = -1 if gpu_offload_supported() else 0
+        return cls(
+            n_ctx=context_size(options), n_threads=options.n_threads or os.cpu_count() or 1, n_gpu_layers=n_gpu_layers
+        )
+
+
+def _refuse_offload_without_gpu(options: ModelOptions) -> None:
+    """Asking for GPU layers from a CPU-only build is an error: llama.cpp would silently run on the CPU."""
+    layers = getattr(options, "n_gpu_layers", None)
+    if layers and not gpu_offload_supported():
+        raise ConfigurationError(
+            f"n_gpu_layers={layers} asks for GPU offload, but this llama-cpp-python was built without GPU "
+            f"support: {GPU_BUILD_HINT}; or drop -M n_gpu_layers"
+        )
+
+
+def context_size(options: LocalModelOptions) -> int:
+    """The context window: -M n_ctx, else RAGFACTS_LOCAL_N_CTX, else DEFAULT_CONTEXT."""
+    if options.n_ctx is not None:
+        return options.n_ctx
+    variable = os.environ.get("RAGFACTS_LOCAL_N_CTX", str(DEFAULT_CONTEXT))
+    try:
+        return int(variable)
+    except ValueError:
+        raise ConfigurationError(
+            f"RAGFACTS_LOCAL_N_CTX={variable!r} is not a number of tokens; set a number or pass -M n_ctx=8192"
+        ) from None
+
+
 class LlamaCppModel(ChatModel):
     """A GGUF model run in-process. One loaded model is shared; requests queue on a lock.
 
@@ -42,14 +94,14 @@ class LlamaCppModel(ChatModel):
     default_mode = StructuredMode.GRAMMAR
     serves_one_at_a_time = True  # one loaded model behind a lock
     modes_that_show_schema: frozenset[StructuredMode] = frozenset()
+    Options = LocalModelOptions
+    options: LocalModelOptions
 
     def __init__(
         self,
         model_path: Path,
         options: ModelOptions | None = None,
         *,
-        n_ctx: int | None = None,
-        n_threads: int | None = None,
         model_name: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -59,9 +111,10 @@ class LlamaCppModel(ChatModel):
             raise ConfigurationError("the local backend supports the grammar and json_text modes")
         if not path.is_file():
             raise ConfigurationError(f"no GGUF file at {path}")
+        _refuse_offload_without_gpu(self.options)
         self.model_path = path
-        self.n_ctx = n_ctx or int(os.environ.get("RAGFACTS_LOCAL_N_CTX", DEFAULT_CONTEXT))
-        self.n_threads = n_threads or os.cpu_count() or 1
+        self.n_ctx = context_size(self.options)  # known before loading: it enters the cache identity
+        self._load_settings: LoadSettings | None = None
         self._llama: Any = None
         self._formatter: Any = None
         self.reuse_prefix = True  # keep the KV cache of a prompt prefix shared with the previous request
@@ -76,6 +129,7 @@ class LlamaCppModel(ChatModel):
         from ragfacts.models.spec import ragfacts_home
 
         _import_llama()
+        _refuse_offload_without_gpu(options_as(cls.Options, options, cls.backend))  # before assembling weights
         if name is None:
             path = ensure_default_model(ragfacts_home() / "models")
             return cls(path, options, model_name=DEFAULT_MODEL.file_name, **kwargs)
@@ -92,17 +146,27 @@ class LlamaCppModel(ChatModel):
                 return None
         return self._size_b
 
+    @property
+    def load_settings(self) -> LoadSettings:
+        """How the model is (or will be) loaded: context, threads, GPU layers."""
+        if self._load_settings is None:
+            self._load_settings = LoadSettings.resolve(self.options)
+        return self._load_settings
+
     def identity(self) -> dict[str, Any]:
-        # Name and size identify a GGUF cheaply; hashing 1 GB on every run would not be.
+        # Name and size identify a GGUF cheaply; hashing 1 GB on every run would not be. The context changes
+        # what fits (and so the replies); threads and GPU layers only change the speed.
         return {**super().identity(), "size": self.model_path.stat().st_size, "n_ctx": self.n_ctx}
 
     def _load(self) -> Any:
         if self._llama is None:
             llama_cpp = _import_llama()
+            settings = self.load_settings
             self._llama = llama_cpp.Llama(
                 model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
+                n_ctx=settings.n_ctx,
+                n_threads=settings.n_threads,
+                n_gpu_layers=settings.n_gpu_layers,
                 seed=self.options.seed if self.options.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED,
                 verbose=False,
             )

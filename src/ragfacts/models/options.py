@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragfacts.models._errors import ConfigurationError
 from ragfacts.models._types import StructuredMode
 
 
@@ -25,9 +28,61 @@ class ModelOptions(BaseModel):
     retry_max_s: float = 60.0
     timeout_s: float = 120.0
     concurrency: int = Field(8, ge=1, description="requests in flight at once")
+    rpm: float | None = Field(
+        None, gt=0, description="requests per minute to the endpoint, shared by the models of a process that use it"
+    )
+    tpm: float | None = Field(
+        None,
+        gt=0,
+        description="tokens per minute to the endpoint: a request counts its prompt (estimated from its characters) "
+        "plus max_tokens until its reply reports the real usage",
+    )
     size_b: float | None = Field(
         None,
         gt=0,
         description="the model's size in billions of parameters, declared for endpoints whose size ragfacts "
         "cannot read (a GGUF's is read from its header); strategy=auto chooses by it",
     )
+
+
+class LocalModelOptions(ModelOptions):
+    """Options of in-process GGUF models (the local backend): the shared ones and how llama.cpp loads the model."""
+
+    n_ctx: int | None = Field(
+        None, ge=64, description="context window in tokens; default RAGFACTS_LOCAL_N_CTX, else 8192"
+    )
+    n_gpu_layers: int | None = Field(
+        None,
+        ge=-1,
+        description="layers offloaded to the GPU, -1 = all; default all when llama.cpp was built with GPU support, "
+        "else 0",
+    )
+    n_threads: int | None = Field(None, ge=1, description="CPU threads; default every core")
+
+
+def model_options(values: Mapping[str, object]) -> ModelOptions:
+    """Options from plain values: LocalModelOptions when they name a local-only option, else ModelOptions.
+
+    Raises pydantic's ValidationError for an unknown option or a bad value; the model built with the options
+    refuses those its backend does not take.
+    """
+    local_only = set(LocalModelOptions.model_fields) - set(ModelOptions.model_fields)
+    options_class = LocalModelOptions if local_only & set(values) else ModelOptions
+    return options_class.model_validate(dict(values))
+
+
+def options_as(options_class: type[ModelOptions], options: ModelOptions | None, backend: str) -> ModelOptions:
+    """`options` as a backend's options class; raises ConfigurationError for options that backend does not take."""
+    if options is None:
+        return options_class()
+    if type(options) is options_class:
+        return options
+    given = options.model_dump(exclude_unset=True)
+    foreign = sorted(k for k, v in given.items() if k not in options_class.model_fields and v is not None)
+    if foreign:
+        local_only = set(LocalModelOptions.model_fields) - set(ModelOptions.model_fields)
+        where = "in-process GGUF models (--model local)" if set(foreign) <= local_only else "another backend"
+        raise ConfigurationError(
+            f"model option {', '.join(foreign)} is for {where}; the {backend} backend does not take it"
+        )
+    return options_class.model_validate({k: v for k, v in given.items() if k in options_class.model_fields})
