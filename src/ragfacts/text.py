@@ -1,10 +1,31 @@
-"""Language-aware text helpers: language detection, sentence splitting, quote normalisation."""
+"""Language-aware text helpers: language detection, sentence splitting, quote normalisation, delimiting.
+
+Delimiting untrusted text. Every untrusted text (answer, reference, question, segment, ...) enters a prompt
+between `<tag>` and `</tag>` lines (`delimit`). It must not be able to close its block or open another, so in
+EVERY text EVERY tag name a prompt uses (`PROMPT_TAGS`) is neutralised: its brackets become `[` and `]` and
+the rest is kept, so the judge still reads what the text says (`</answer>` becomes `[/answer]`). Caught:
+any case; whitespace, invisible characters, attributes or a self-closing slash inside the brackets; a missing
+closing bracket; fullwidth, small and CJK angle brackets (`＜＞ ﹤﹥ 〈〉 ⟨⟩`) and other angle lookalikes;
+fullwidth letters and Cyrillic/Greek lookalike letters in the name; `-` for `_`; HTML entities (`&lt;`,
+`&#60;`, `&#x3c;`), which models read as brackets; chat-template special tokens (`<|im_end|>`), which a local
+backend may tokenize as the end of the user's turn. The quotation-mark brackets `‹› «» 《》` count only with a
+slash (`‹/answer›`, `《answer/》`): without one they are quotation marks (French « question », Chinese
+《书名》), and an opening tag cannot end a block. Text that spells none of our tags is never touched:
+`a < b > c`, `<b>bold</b>` and `《红楼梦》` stay as they are.
+
+Why neutralising rather than random delimiters (`<answer-7f3a>`): prompts are laid out for prefix reuse (the
+reference block is byte-identical in every call for one answer) and the response cache is keyed by the prompt
+text, so delimiters would have to be derived from the text anyway; neutralising gives one fixed, readable
+layout, keeps every cached reply valid for texts without tags, and leaves nothing to guess: a text cannot
+contain our delimiter at all. `delimit` refuses a tag that is not in `PROMPT_TAGS`, so a new prompt cannot use
+a tag that other texts are not neutralised against.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from functools import cache, lru_cache
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -63,12 +84,171 @@ def _normalised(source: str) -> str:
     return normalise(source)
 
 
-def delimit(tag: str, text: str) -> str:
-    """Wrap untrusted text in <tag>...</tag>, neutralising any copy of the tags inside it."""
-    cleaned = re.sub(
-        rf"</?\s*{re.escape(tag)}\s*>",
-        lambda m: m.group(0).replace("<", "‹").replace(">", "›"),
-        text,
-        flags=re.IGNORECASE,
+# Every tag a prompt wraps untrusted text in: the names passed to `delimit`, which are the prompt templates'
+# placeholders (`prompting.render`) and the tags a method delimits by hand (e.g. "reference_answer").
+PROMPT_TAGS = frozenset(
+    {
+        "answer",
+        "claim",
+        "fact",
+        "facts",
+        "ground_truth",
+        "passage",
+        "preceding_sentences",
+        "question",
+        "reference",
+        "reference_answer",
+        "segment",
+        "segments",
+        "sentence",
+        "statement",
+        "statements",
+    }
+)
+
+# Texts are matched on a same-length skeleton: each character folded (NFKC, case) and lookalikes mapped to
+# the ASCII they imitate, so one plain pattern finds every variant, at the original text's positions.
+_ANGLE_OPEN = "<\uff1c\ufe64\u2329\u3008\u27e8\u276e\u276c\u29fc\u02c2\u1438"  # < ＜ ﹤ 〈 〈 ⟨ ❮ ❬ ⧼ ˂ ᐸ
+_ANGLE_CLOSE = ">\uff1e\ufe65\u232a\u3009\u27e9\u276f\u276d\u29fd\u02c3\u1433"
+_QUOTE_OPEN = "\u2039\u00ab\u300a"  # ‹ « 《
+_QUOTE_CLOSE = "\u203a\u00bb\u300b"
+_SLASHES = "/\uff0f\u2044\u2215\u29f8\\\uff3c"  # / ／ ⁄ ∕ ⧸ \ ＼
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f"
+    "\u2060\u2061\u2062\u2063\u2064\u3164\ufeff\uffa0"
+)
+_LOOKALIKE_LETTERS = {  # Cyrillic, Greek and IPA letters that pass for the Latin ones of our tag names
+    "a": "аɑα",
+    "c": "сϲ",
+    "d": "ԁ",
+    "e": "еҽ",
+    "g": "ɡ",
+    "h": "һ",
+    "i": "іıɩι",
+    "j": "ј",
+    "l": "ӏ",
+    "n": "ո",
+    "o": "оοօ",
+    "p": "рρ",
+    "q": "ԛ",
+    "s": "ѕ",
+    "u": "սυ",
+    "w": "ԝѡ",
+    "x": "хχ",
+    "y": "уγ",
+}
+_SKELETON = {
+    **{ch: "<" for ch in _ANGLE_OPEN},
+    **{ch: ">" for ch in _ANGLE_CLOSE},
+    **{ch: "«" for ch in _QUOTE_OPEN},
+    **{ch: "»" for ch in _QUOTE_CLOSE},
+    **{ch: "/" for ch in _SLASHES},
+    **{ch: "\u200b" for ch in _INVISIBLE},
+    **{ch: latin for latin, lookalikes in _LOOKALIKE_LETTERS.items() for ch in lookalikes},
+}
+# A text without any of these (ampersands included, for entities) cannot spell a tag: returned as it is.
+_MAY_OPEN = re.compile(f"[{re.escape(_ANGLE_OPEN + _QUOTE_OPEN)}&\uff06\ufe60]")
+
+
+def _tag_pattern(tags: frozenset[str]) -> re.Pattern[str]:
+    """The pattern of every spelling of `tags` in a skeleton; the groups are the brackets to replace."""
+    hidden = "\u200b*"
+    gap = "[\\s\u200b]*"
+    spelled = ("[_-]".join(hidden.join(map(re.escape, word)) for word in tag.split("_")) for tag in tags)
+    name = f"(?:{'|'.join(sorted(spelled, key=len, reverse=True))})(?![\\w-])"
+    opening = "(?:<|&(?:lt|#0*60|#x0*3c);?)"
+    closing = "(?:>|&(?:gt|#0*62|#x0*3e);?)"
+    rest = "[^<>«»]{0,100}?"  # attributes, spaces, a self-closing slash
+    return re.compile(
+        f"(?P<open>{opening}){gap}(?:/{gap})?{name}{rest}(?P<close>{closing})"
+        f"|(?P<qopen>«){gap}(?:/{gap}{name}{rest}|{name}{rest}/{gap})(?P<qclose>»)"
+        # No closing bracket: only when nothing but invisibles separates bracket and name ("x < answer" is prose).
+        f"|(?P<bare>{opening}){hidden}(?:/{hidden})?{name}"
+        f"|(?P<qbare>«){hidden}/{hidden}{name}"
+        # A chat template's special tokens (<|im_end|>, <|start_header_id|>): a local backend that tokenizes the
+        # rendered chat with special tokens on would read them as the end of the user's turn.
+        "|(?P<sopen><)\\|[^|<>\\s]{1,40}\\|(?P<sclose>>)"
     )
-    return f"<{tag}>\n{cleaned}\n</{tag}>"
+
+
+_TAG = _tag_pattern(PROMPT_TAGS)
+_REPLACEMENTS = (
+    *((opening, "[") for opening in ("open", "qopen", "bare", "qbare", "sopen")),
+    *((closing, "]") for closing in ("close", "qclose", "sclose")),
+)
+
+
+@cache
+def _fold(ch: str) -> str:
+    folded = unicodedata.normalize("NFKC", ch).casefold()
+    return _SKELETON.get(folded, folded) if len(folded) == 1 else _SKELETON.get(ch, ch)
+
+
+@lru_cache(maxsize=256)
+def neutralise_tags(text: str) -> str:
+    """Return `text` with every spelling of a prompt tag made inert: its brackets replaced by `[` and `]`.
+
+    Cached: a reference is delimited once per stage call of every segment of its answer.
+    """
+    if not _MAY_OPEN.search(text):
+        return text
+    skeleton = "".join(map(_fold, text))
+    pieces: list[str] = []
+    done = 0
+    for match in _TAG.finditer(skeleton):
+        for group, bracket in _REPLACEMENTS:
+            start, end = match.span(group)
+            if start >= 0:
+                pieces += [text[done:start], bracket]
+                done = end
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def delimit(tag: str, text: str) -> str:
+    """Wrap untrusted text in <tag>...</tag>, every prompt tag inside it neutralised (see the module docstring).
+
+    Raises:
+        ValueError: `tag` is not in PROMPT_TAGS (add it there, so that every text is neutralised against it).
+    """
+    if tag not in PROMPT_TAGS:
+        raise ValueError(f"delimit: unknown tag {tag!r}; add it to ragfacts.text.PROMPT_TAGS")
+    return f"<{tag}>\n{neutralise_tags(text)}\n</{tag}>"
+
+
+# English words that carry no content: a segment made of the answer's content words plus these is still the
+# answer's text (pronoun substitution and atomic rewriting add "is", "the", "has", ...).
+_FUNCTION_WORDS_LIST = (
+    "a an the and or but if so as of in on at to for from by with about into over under than then that this these"
+    " those it its is are was were be been being has have had do does did not no can could will would shall should"
+    " may might must which who whom whose what when where why how there here also very just only such each every"
+    " all any some more most other"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_LIST.split())
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
+
+
+def _content_units(text: str) -> list[str]:
+    """A text's content: Chinese character pairs, other words but function words (first 5 letters), numbers."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    units = [run[i : i + 2] for run in _CJK_RUN.findall(folded) for i in range(max(len(run) - 1, 1))]
+    for word in _WORD.findall(_CJK_RUN.sub(" ", folded)):
+        if word[0].isdigit():
+            units.append(word)
+        elif word not in _FUNCTION_WORDS and len(word) > 1:
+            units.append(word[:5])  # a crude stem: desert/deserts, brew/brewing
+    return units
+
+
+def share_found_in(text: str, source: str) -> float:
+    """Return the share of `text`'s content (words, Chinese character pairs, numbers) that `source` contains.
+
+    Order and function words are ignored, so a rewording of `source`'s own words scores high and text from
+    elsewhere low. A text with no content (function words and single letters only) scores 1: it asserts nothing
+    that `source` could lack.
+    """
+    units = _content_units(text)
+    if not units:
+        return 1.0
+    found = set(_content_units(source))
+    return sum(unit in found for unit in units) / len(units)

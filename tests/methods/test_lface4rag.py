@@ -101,7 +101,7 @@ async def test_untrusted_texts_are_delimited_and_cannot_close_their_tags(make_mo
     await check_answer(make_model(), REFERENCE, hostile, QUESTION)
     decompose, *stages = scripted_server.requests
     assert decompose.prompt.count("</answer>") == 1
-    assert "‹/answer›" in decompose.prompt
+    assert "[/answer]" in decompose.prompt
     assert delimit("question", QUESTION) in decompose.prompt
     for request in stages:
         assert delimit("reference", REFERENCE) in request.prompt

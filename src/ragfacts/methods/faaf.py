@@ -21,7 +21,7 @@ from ragfacts.methods.recall import Lang, RecallMethod, RecallResult, recall
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Completion, Message
 from ragfacts.prompts import load_prompt
-from ragfacts.text import delimit, detect_lang, normalise, quote_found
+from ragfacts.text import delimit, detect_lang, neutralise_tags, normalise, quote_found
 from ragfacts.usage import Usage
 
 __all__ = [
@@ -87,7 +87,9 @@ def fact_sheet_model(
     for index, fact in enumerate(facts):
         if citations:
             fields[f"citation_{index}"] = (str, Field(description=citation_doc.render(field=f"fact_{index}").strip()))
-        fields[f"fact_{index}"] = (_TYPES[mode], Field(title=fact, description=verdict_doc))
+        # The fact is untrusted text (written from a ground truth) and a schema shown in a prompt carries its
+        # titles: its prompt tags are neutralised there as in every delimited text.
+        fields[f"fact_{index}"] = (_TYPES[mode], Field(title=neutralise_tags(fact), description=verdict_doc))
     sheet: type[FactSheet] = create_model("FactChecker", __base__=FactSheet, **fields)
     sheet.fact_fields = {normalise(fact): f"fact_{index}" for index, fact in enumerate(facts)}
     sheet.allowed_values = _VALUES[mode]

@@ -147,7 +147,11 @@ class SegmentResult(BaseModel):
     fact: FactResult | None = None  # None only under sentence_scores, for sentences that passed
     logic: LogicResult | None = None
     label: AnswerLabel
-    note: str | None = None  # where the stages disagree, said plainly
+    note: str | None = None  # where the stages disagree, or the segment is not in the answer, said plainly
+    # A segment the decomposition wrote: the share of its content found in the answer (and question), and whether
+    # that is enough to call it the answer's text. One that is not never counts as consistent.
+    answer_share: float | None = None
+    from_answer: bool = True
 
     def stages(self) -> list[StageResult]:
         return [stage for stage in (self.score, self.fact, self.logic) if stage is not None]
@@ -229,7 +233,10 @@ class CheckResult(BaseModel):
             score_upper=upper,
             units=len(self.segments),
             failures=self.failure_count,
-            complete=self.failure_count == 0 and self.label is not AnswerLabel.UNSCORED,
+            # Unscored because the decomposition wrote text the answer lacks is a decided result: a rerun (same
+            # prompt, temperature 0, cache) would say the same, so it is not retried.
+            complete=self.failure_count == 0
+            and (self.label is not AnswerLabel.UNSCORED or self.segments_not_in_answer > 0),
             usage=self.usage,
         )
 
@@ -246,6 +253,12 @@ class CheckResult(BaseModel):
     @property
     def failure_count(self) -> int:
         return sum(call.failure is not None for call, _ in self.calls())
+
+    @computed_field
+    @property
+    def segments_not_in_answer(self) -> int:
+        """Segments the decomposition wrote that are not the answer's text (an injected instruction, say)."""
+        return sum(not segment.from_answer for segment in self.segments)
 
     @computed_field
     @property

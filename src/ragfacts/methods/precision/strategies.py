@@ -12,7 +12,11 @@ from collections.abc import Awaitable, Callable
 from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_segments_batched
-from ragfacts.methods.precision.decompose import decompose_answer
+from ragfacts.methods.precision.decompose import (
+    decompose_answer,
+    label_with_segments_not_in_answer,
+    mark_segments_not_in_answer,
+)
 from ragfacts.methods.precision.options import CheckOptions, Strategy
 from ragfacts.methods.precision.results import (
     AnswerLabel,
@@ -45,17 +49,21 @@ async def check_segment(
 
 
 async def localise(model: ChatModel, item: Item, options: CheckOptions, lang: str, result: CheckResult) -> None:
-    """Decompose the answer and check every segment, into `result`; no segments when the decomposition failed."""
+    """Decompose the answer and check every segment, into `result`; no segments when the decomposition failed.
+
+    Segments that are not the answer's text are marked and never count as consistent.
+    """
     segments, result.decomposition = await decompose_answer(
         model, item.answer, question=item.question, lang=lang, method=options.decomposition
     )
     if options.batched and segments:
         result.batches, result.segments = await check_segments_batched(model, item, segments, options, lang)
-        return
-    checked = await asyncio.gather(
-        *(check_segment(model, item, index, text, options, lang) for index, text in enumerate(segments))
-    )
-    result.segments = list(checked)
+    else:
+        checked = await asyncio.gather(
+            *(check_segment(model, item, index, text, options, lang) for index, text in enumerate(segments))
+        )
+        result.segments = list(checked)
+    mark_segments_not_in_answer(result.segments, item.answer, item.question)
 
 
 async def run_paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
@@ -69,7 +77,7 @@ async def run_paper(model: ChatModel, item: Item, options: CheckOptions, lang: s
     if result.decomposition.failure is not None:
         result.reason = f"the decomposition failed ({_describe(result.decomposition)})"
     else:
-        result.label, result.reason = answer_label(result.segments)
+        result.label, result.reason = label_with_segments_not_in_answer(*answer_label(result.segments), result.segments)
     return _counted(result)
 
 
@@ -94,6 +102,7 @@ async def run_holistic_then_localise(model: ChatModel, item: Item, options: Chec
         result.reason = f"judged inconsistent as a whole; localising failed ({_describe(result.decomposition)})"
     elif answer_label(result.segments)[0] is not AnswerLabel.INCONSISTENT:
         result.reason = "judged inconsistent as a whole; no segment was found inconsistent"
+    result.label, result.reason = label_with_segments_not_in_answer(result.label, result.reason, result.segments)
     return _counted(result)
 
 
