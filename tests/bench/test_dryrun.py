@@ -37,15 +37,43 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize("spec", ["lface4rag", "lface4rag:logic=false", "holistic", "faaf", "ragas", "felm"])
-async def test_the_estimate_is_within_25_percent_of_the_ledger(spec, tmp_path, make_model, scripted_server):
-    scripted_server.count_tokens = True
+SPECS = [
+    "lface4rag",
+    "lface4rag:logic=false",
+    "lface4rag:cot=false",
+    "lface4rag:decomposition=conventional",
+    "holistic",
+    "factscore",
+    "felm",
+    "ragas",
+    "refchecker",
+    "faaf",
+]
+
+
+def script_shapes(server, spec: str) -> None:
+    """Replies of the sizes each method's estimate assumes (rules for the narrower prompts come first)."""
     for row in ROWS:
         sentences = split_sentences(row["answer"])
-        shapes = {"segments": sentences, "statements": sentences, "problems": [], "verdict": "consistent"}
-        scripted_server.when(delimit("answer", row["answer"]), Reply.json(shapes))
+        if spec == "factscore":  # about one atomic fact per 8 tokens of a sentence
+            for sentence in sentences:
+                facts = [sentence[:8]] * max(1, round(approx_tokens(sentence) / 8))
+                server.when(delimit("sentence", sentence), Reply.json({"facts": facts}))
+        if spec == "refchecker":  # about one triplet per 10 tokens of the answer
+            triplet = {"subject": "s", "predicate": "p", "object": "o"}
+            triplets = [triplet] * max(1, round(approx_tokens(row["answer"]) / 10))
+            server.when(delimit("answer", row["answer"]), Reply.json({"triplets": triplets}))
+        statements = sentences + sentences[: len(sentences) // 2]  # conventional: 1.5 statements a sentence
+        shapes = {"segments": sentences, "statements": statements, "problems": [], "verdict": "consistent"}
+        server.when(delimit("answer", row["answer"]), Reply.json(shapes))
         facts = [row["ground_truth"][:10]] * max(1, round(approx_tokens(row["ground_truth"]) / 12))
-        scripted_server.when(delimit("reference_answer", row["ground_truth"]), Reply.json({"facts": facts}))
+        server.when(delimit("reference_answer", row["ground_truth"]), Reply.json({"facts": facts}))
+
+
+@pytest.mark.parametrize("spec", SPECS)
+async def test_the_estimate_is_within_25_percent_of_the_ledger(spec, tmp_path, make_model, scripted_server):
+    scripted_server.count_tokens = True
+    script_shapes(scripted_server, spec)
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS), encoding="utf-8")
     plan = RunPlan(dataset=Dataset.open(path), methods=[create_method(spec)])

@@ -39,6 +39,11 @@ def test_the_metrics_equal_the_hand_computed_values():
     assert m.usage.calls == 16 and m.usage.prompt_tokens == 300
 
 
+def test_a_judge_that_flags_nothing_has_no_precision_and_an_f1_of_0():
+    m = classification_metrics("lenient", [Judged(j.gold, "consistent") for j in JUDGED])
+    assert (m.precision_inconsistent, m.recall_inconsistent, m.f1_inconsistent) == (None, 0.0, 0.0)
+
+
 def test_intervals_hold_the_value_and_a_set_without_negatives_has_no_balanced_accuracy():
     m = classification_metrics("judge", JUDGED)
     assert m.accuracy.low < m.accuracy.value < m.accuracy.high

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragfacts.bench.html_report import render_html, script_json
-from ragfacts.bench.report import differing_labels, load_run, report_markdown
+from ragfacts.bench.report import differing_labels, load_run, load_runs, report_markdown
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, run
 from ragfacts.datasets.dataset import Dataset
@@ -36,6 +36,7 @@ def rows() -> list[dict]:
             "label": "consistent" if n % 2 else "inconsistent",
             "error_type": "KCont." if n % 2 == 0 else None,
             "ground_truth": "The Nile flows north.",
+            "lang": "zh" if n == 3 else "en",  # the row's own language column wins over detection
         }
         for n, answer in enumerate(HOSTILE)
     ]
@@ -83,6 +84,17 @@ async def test_markdown_report_and_runs_compared(tmp_path, make_model, scripted_
     assert "## Run first" in markdown and "## Labels that differ between runs (1)" in markdown
     assert "| holistic |" in markdown and "Usage ledger" in markdown
     assert "Runs compared" in render_html(runs)
+
+
+async def test_runs_in_folders_of_the_same_name_keep_apart(tmp_path, make_model, scripted_server):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    await make_run(tmp_path / "a", make_model, scripted_server)
+    scripted_server.reset()
+    await make_run(tmp_path / "b", make_model, scripted_server, flip=True)
+    runs = load_runs([tmp_path / "a" / "run", tmp_path / "b" / "run"])
+    assert [run.name for run in runs] == ["a/run", "b/run"]
+    assert differing_labels(runs)[0]["labels"] == {"a/run": "inconsistent", "b/run": "consistent"}
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -142,6 +154,15 @@ async def test_the_report_works_in_a_real_browser(tmp_path, make_model, scripted
         driver.find_element(By.ID, "f-failures").click()
         driver.find_element(By.ID, "f-search").send_keys("plain faithful")
         assert [a.find_element(By.CLASS_NAME, "id").text for a in answers if a.is_displayed()] == ["r3"]
+        driver.find_element(By.ID, "f-search").clear()
+
+        from selenium.webdriver.support.ui import Select
+
+        Select(driver.find_element(By.ID, "f-lang")).select_by_value("zh")  # a select fires `change`
+        assert [a.find_element(By.CLASS_NAME, "id").text for a in answers if a.is_displayed()] == ["r3"]
+        Select(driver.find_element(By.ID, "f-lang")).select_by_value("")
+        Select(driver.find_element(By.ID, "f-type")).select_by_value("KCont.")
+        assert driver.find_element(By.ID, "count").text == "2 of 4 answers"
 
         driver.get(path.as_uri() + "#disagree=1")
         assert driver.find_element(By.ID, "count").text == "2 of 4 answers"
@@ -154,5 +175,39 @@ async def test_the_report_works_in_a_real_browser(tmp_path, make_model, scripted
         assert "</script><script>window.pwned=4</script>" in detail.find_element(By.CLASS_NAME, "reference").text
         driver.save_screenshot(str(tmp_path / "report.png"))
         assert (tmp_path / "report.png").stat().st_size > 10_000
+    finally:
+        driver.quit()
+
+
+async def test_the_answer_is_coloured_by_its_segments_verdicts_in_a_browser(tmp_path, make_model, scripted_server):
+    answer = "The Nile flows north. It floods in winter."
+    data = tmp_path / "data.jsonl"
+    row = {
+        "id": "s1",
+        "answer": answer,
+        "reference": "The Nile flows north. It floods in summer.",
+        "label": "inconsistent",
+    }
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    scripted_server.enqueue(Reply.json({"segments": ["The Nile flows north.", "It floods in winter."]}))
+    scripted_server.when(
+        delimit("segment", "It floods in winter."),
+        Reply.schema_valid({"verdict": "inconsistent", "error_type": "KCont."}),
+    )
+    plan = RunPlan(dataset=Dataset.open(data), methods=[create_method("lface4rag", strategy="paper")])
+    await run(RunDir(tmp_path / "run"), plan, make_model())
+    path = tmp_path / "report.html"
+    path.write_text(render_html([load_run(tmp_path / "run")]), encoding="utf-8")
+    driver = browser()
+    try:
+        from selenium.webdriver.common.by import By
+
+        driver.get(path.as_uri())
+        driver.find_element(By.CSS_SELECTOR, "#answers .answer .head").click()
+        marks = driver.find_elements(By.CSS_SELECTOR, ".answer-text mark")
+        assert [(m.text, m.get_attribute("class")) for m in marks] == [
+            ("The Nile flows north.", "consistent"),
+            ("It floods in winter.", "inconsistent"),
+        ]
     finally:
         driver.quit()

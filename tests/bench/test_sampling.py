@@ -38,3 +38,13 @@ def test_the_same_seed_gives_the_same_sample_and_another_seed_another(tmp_path):
 
 def test_a_sample_larger_than_the_data_is_all_of_it(tmp_path):
     assert stratified_sample(dataset(tmp_path), 100).count == 30
+
+
+def test_languages_are_strata_so_a_small_sample_keeps_both(tmp_path):
+    rows = [{"answer": f"answer {n}", "reference": "r", "label": "consistent"} for n in range(18)]
+    rows += [{"answer": f"回答{n}", "reference": "r", "label": "consistent"} for n in range(2)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    sample = stratified_sample(Dataset.open(path), 4, seed=0)
+    assert sum(item.answer.startswith("回答") for item in sample.items()) == 1
+    assert sample.selection["strata"] == {"consistent / - / en": 3, "consistent / - / zh": 1}

@@ -76,6 +76,7 @@ def test_a_dataset_without_gold_labels_is_refused_with_its_columns(server, tmp_p
     result = invoke(server, "bench", str(data), "--methods", "holistic", "-o", str(tmp_path / "run"))
     assert result.exit_code == 2
     assert "no gold labels" in result.output and "--map label=COLUMN" in result.output
+    assert "columns not read: verdict" in result.output
     assert server.requests == [] and not (tmp_path / "run").exists()
 
 

@@ -25,7 +25,15 @@ def available() -> bool:
     return True
 
 
-def accuracy_by_error_type(metrics: Sequence[ClassificationMetrics]) -> str | None:
+def method_colours(methods: Sequence[str]) -> dict[str, str]:
+    """One colour per method, in the run's order, the same in every chart of a report."""
+    palette = [f"C{n}" for n in range(10)]
+    return {method: palette[n % len(palette)] for n, method in enumerate(methods)}
+
+
+def accuracy_by_error_type(
+    metrics: Sequence[ClassificationMetrics], colours: dict[str, str] | None = None
+) -> str | None:
     """Grouped bars: per error type (and the consistent answers), each method's accuracy."""
     types = sorted({t for m in metrics for t in m.by_error_type})
     if not metrics or not types:
@@ -38,7 +46,7 @@ def accuracy_by_error_type(metrics: Sequence[ClassificationMetrics]) -> str | No
         rates = [m.positive_accuracy, *(m.by_error_type.get(t) for t in types)]
         values = [100 * r.value if r is not None and r.value is not None else 0 for r in rates]
         positions = [g + index * height for g in range(len(groups))]
-        axes.barh(positions, values, height=height, label=m.method)
+        axes.barh(positions, values, height=height, label=m.method, color=(colours or {}).get(m.method))
     axes.set_yticks([g + 0.4 - height / 2 for g in range(len(groups))], [_n_label(g, metrics, types) for g in groups])
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
@@ -47,7 +55,9 @@ def accuracy_by_error_type(metrics: Sequence[ClassificationMetrics]) -> str | No
     return _svg(figure)
 
 
-def cost_against_accuracy(metrics: Sequence[ClassificationMetrics]) -> str | None:
+def cost_against_accuracy(
+    metrics: Sequence[ClassificationMetrics], colours: dict[str, str] | None = None
+) -> str | None:
     """Each method as a point: tokens per answer against balanced accuracy."""
     points = [(m, m.usage.tokens / max(m.answers, 1)) for m in metrics if m.balanced_accuracy.value is not None]
     if not points:
@@ -58,23 +68,36 @@ def cost_against_accuracy(metrics: Sequence[ClassificationMetrics]) -> str | Non
         ba = m.balanced_accuracy
         low, high = ba.low if ba.low is not None else ba.value, ba.high if ba.high is not None else ba.value
         axes.errorbar(
-            [tokens], [100 * ba.value], yerr=[[100 * (ba.value - low)], [100 * (high - ba.value)]], fmt="o", capsize=3
+            [tokens],
+            [100 * ba.value],
+            yerr=[[100 * (ba.value - low)], [100 * (high - ba.value)]],
+            fmt="o",
+            capsize=3,
+            color=(colours or {}).get(m.method),
+            label=m.method,
         )
-        axes.annotate(m.method, (tokens, 100 * ba.value), textcoords="offset points", xytext=(5, 4), fontsize=7)
+    axes.legend(fontsize=7, loc="lower right")  # a legend, not labels by the points: methods of equal cost overlap
     axes.set_xlabel("tokens per answer (prompt + completion, as spent)")
     axes.set_ylabel("balanced accuracy % (95% interval)")
     axes.set_ylim(0, 100)
     return _svg(figure)
 
 
-def score_distribution(scores: dict[str, list[float]]) -> str | None:
+def score_distribution(scores: dict[str, list[float]], colours: dict[str, str] | None = None) -> str | None:
     """Histograms of faithfulness or recall per method."""
     scores = {method: values for method, values in scores.items() if values}
     if not scores:
         return None
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(6, 3.5))
-    axes.hist(list(scores.values()), bins=10, range=(0, 1), label=list(scores), histtype="bar")
+    axes.hist(
+        list(scores.values()),
+        bins=10,
+        range=(0, 1),
+        label=list(scores),
+        histtype="bar",
+        color=[(colours or {}).get(method, f"C{n % 10}") for n, method in enumerate(scores)],
+    )
     axes.set_xlabel("faithfulness / recall of an answer")
     axes.set_ylabel("answers")
     axes.legend(fontsize=7)
@@ -91,7 +114,10 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
-    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ragfacts", "font.size": 8})
+    # Labels come from data: "$5 vs $6" is text, not maths (a stray "$" would otherwise fail the report).
+    matplotlib.rcParams.update(
+        {"svg.fonttype": "none", "svg.hashsalt": "ragfacts", "font.size": 8, "text.parse_math": False}
+    )
     import matplotlib.pyplot as plt
 
     return plt

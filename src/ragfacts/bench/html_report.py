@@ -32,9 +32,12 @@ from ragfacts.bench.tables import TableData
 def render_html(runs: Sequence[RunData]) -> str:
     """The report of one or more runs as one HTML document."""
     payload = report_payload(runs)
-    sections = [_run_section(run) for run in runs]
+    sections = [_run_section(run, f"run-{n}") for n, run in enumerate(runs, 1)]
+    links = [(f"run-{n}", f"Run {run.name}") for n, run in enumerate(runs, 1)]
     if len(runs) > 1:
         sections.append(_comparison(runs))
+        links.append(("compare", "Runs compared"))
+    links.append(("answers-title", f"Answers ({len(payload['items'])})"))
     types = sorted({t for item in payload["items"] for t in item["types"]})
     langs = sorted({item["lang"] for item in payload["items"]})
     names = ", ".join(run.name for run in runs)
@@ -46,6 +49,7 @@ def render_html(runs: Sequence[RunData]) -> str:
         subtitle=html.escape(f"{len(payload['items'])} answers · made {stamp}"),
         css=_asset("report.css"),
         js=_asset("report.js"),
+        nav=" · ".join(f'<a href="#{anchor}">{html.escape(text)}</a>' for anchor, text in links),
         summary="\n".join(sections),
         data=script_json(payload),
         type_options="".join(f'<option value="{html.escape(t)}">{html.escape(t)}</option>' for t in types),
@@ -75,10 +79,10 @@ def table_html(table: TableData) -> str:
     return f'<h3>{html.escape(table.title)}</h3><div class="scroll"><table><tr>{head}</tr>{rows}</table></div>{note}'
 
 
-def _run_section(run: RunData) -> str:
+def _run_section(run: RunData, anchor: str) -> str:
     config = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in manifest_rows(run))
     parts = [
-        f"<h2>Run {html.escape(run.name)}</h2>",
+        f'<h2 id="{anchor}">Run {html.escape(run.name)}</h2>',
         f'<div class="scroll"><table class="config">{config}</table></div>',
         table_html(summary_table(run)),
         *(table_html(t) for t in bench_tables(run.precision, run.recall)),
@@ -91,16 +95,21 @@ def _run_section(run: RunData) -> str:
 def _charts(run: RunData) -> str:
     if not charts.available():
         return '<p class="note">Charts need matplotlib: pip install "ragfacts[report]".</p>'
-    scores: dict[str, list[float]] = {}
+    order = [m["key"] for m in run.methods]
+    colours = charts.method_colours(order)
+    scores: dict[str, list[float]] = {method: [] for method in order}
     for by_method in run.lines.values():
         for method, line in by_method.items():
             value = line["outcome"].get("score")
             if value is not None:
                 scores.setdefault(method, []).append(value)
     figures = [
-        (charts.accuracy_by_error_type(run.precision), "Accuracy per error type, per method (labelled answers)"),
-        (charts.cost_against_accuracy(run.precision), "Cost against balanced accuracy, per method"),
-        (charts.score_distribution(scores), "Distribution of faithfulness and recall per method"),
+        (
+            charts.accuracy_by_error_type(run.precision, colours),
+            "Accuracy per error type, per method (labelled answers)",
+        ),
+        (charts.cost_against_accuracy(run.precision, colours), "Cost against balanced accuracy, per method"),
+        (charts.score_distribution(scores, colours), "Distribution of faithfulness and recall per method"),
     ]
     shown = [
         f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>" for svg, caption in figures if svg
@@ -139,7 +148,7 @@ def _comparison(runs: Sequence[RunData]) -> str:
         f"<p class='note'>… and {len(differing) - 200} more: use the filter below.</p>" if len(differing) > 200 else ""
     )
     return (
-        "<h2>Runs compared</h2>"
+        '<h2 id="compare">Runs compared</h2>'
         + table_html(table)
         + f"<h3>Answers whose labels differ ({len(differing)})</h3><ul>{listing}</ul>{more}"
     )

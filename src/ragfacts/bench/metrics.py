@@ -104,7 +104,8 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
     m.precision_inconsistent = hits / flagged if flagged else None
     m.recall_inconsistent = hits / m.negatives if m.negatives else None
     p, r = m.precision_inconsistent, m.recall_inconsistent
-    m.f1_inconsistent = 2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)
+    # A judge that flags nothing has no precision, but its F1 is 0 (it found none of the inconsistent answers).
+    m.f1_inconsistent = None if r is None else (2 * p * r / (p + r) if p and r else 0.0)
     m.confusion = {
         gold: {pred: sum(j.gold == gold and j.predicted == pred for j in judged) for pred in PREDICTIONS}
         for gold in ("consistent", "inconsistent")

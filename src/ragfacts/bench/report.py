@@ -15,13 +15,12 @@ from typing import Any
 from ragfacts.bench.metrics import ClassificationMetrics, error_type_name
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.scoring import bench_tables, score
+from ragfacts.bench.scoring import bench_tables, item_language, score
 from ragfacts.bench.summary import RULE, MethodSummary, summarise_method
 from ragfacts.bench.tables import TableData, to_markdown
 from ragfacts.bench.views import result_view
 from ragfacts.items import Item
 from ragfacts.methods.base import Outcome
-from ragfacts.text import detect_lang
 
 
 @dataclass
@@ -72,6 +71,22 @@ def load_run(path: str | Path) -> RunData:
     return run
 
 
+def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
+    """Read several runs for one report; runs whose folders share a name are told apart by their parents."""
+    runs = [load_run(path) for path in paths]
+    names = [run.name for run in runs]
+    for run in runs:
+        if names.count(run.name) > 1:
+            parts = run.path.resolve().parts
+            run.name = "/".join(parts[-2:]) if len(parts) > 1 else run.name
+    seen: dict[str, int] = {}
+    for run in runs:  # the same folder twice, or parents that still collide: number them
+        seen[run.name] = seen.get(run.name, 0) + 1
+        if seen[run.name] > 1:
+            run.name = f"{run.name} ({seen[run.name]})"
+    return runs
+
+
 def report_payload(runs: Sequence[RunData]) -> dict[str, Any]:
     """The per-answer data the HTML report embeds: items with their results in every run, and filter flags."""
     references: dict[str, int] = {}
@@ -83,7 +98,7 @@ def report_payload(runs: Sequence[RunData]) -> dict[str, Any]:
                 reference = item.reference or ""
                 entry = items[item.id or ""] = {
                     "id": item.id,
-                    "lang": detect_lang(item.answer),
+                    "lang": item_language(item),
                     "question": item.question or "",
                     "answer": item.answer,
                     "ref": references.setdefault(reference, len(references)) if reference else -1,

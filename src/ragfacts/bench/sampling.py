@@ -1,4 +1,7 @@
-"""A stratified sample of a labelled dataset: every (label, error type) stratum represented, a fixed seed.
+"""A stratified sample of a labelled dataset: every (label, error type, language) stratum represented, a fixed seed.
+
+The language is the row's `lang` column when it has one, else detected from the answer: small samples of
+mixed-language sets keep both languages, so per-language figures have items to stand on.
 
 Each stratum first gets one item (while the sample has room), then the rest is shared in proportion to what
 the strata have left (Hamilton's method: whole shares, then the largest remainders); items are drawn within a
@@ -13,17 +16,19 @@ from collections import defaultdict
 
 from ragfacts.bench.metrics import error_type_name
 from ragfacts.datasets.dataset import Dataset
+from ragfacts.items import Item
+from ragfacts.text import detect_lang
 
 DEFAULT_SEED = 0
 
 
 def stratified_sample(dataset: Dataset, size: int, seed: int = DEFAULT_SEED) -> Dataset:
     """`dataset` restricted to a stratified sample of `size` items (all of them if it has no more)."""
-    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
+    strata: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for item in dataset.items():
         label = item.label or "(unlabelled)"
         kind = error_type_name(item.error_type) if item.label == "inconsistent" else "-"
-        strata[(label, kind)].append(item.id or "")
+        strata[(label, kind, _language(item))].append(item.id or "")
     keys = sorted(strata)
     quota = dict.fromkeys(keys, 0)
     left = min(size, sum(len(ids) for ids in strata.values()))
@@ -43,5 +48,10 @@ def stratified_sample(dataset: Dataset, size: int, seed: int = DEFAULT_SEED) -> 
             quota[k] += 1
     chooser = random.Random(seed)
     chosen = {item_id for key in keys for item_id in chooser.sample(sorted(strata[key]), quota[key])}
-    how = {"sample": size, "seed": seed, "strata": {f"{label} / {kind}": quota[(label, kind)] for label, kind in keys}}
+    how = {"sample": size, "seed": seed, "strata": {" / ".join(key): quota[key] for key in keys}}
     return dataset.select(chosen, how)
+
+
+def _language(item: Item) -> str:
+    """The item's language: its `lang` column, else detected from the answer."""
+    return str(item.meta.get("lang") or detect_lang(item.answer))

@@ -167,7 +167,7 @@ def _by_error_type(metrics: Sequence[ClassificationMetrics]) -> TableData:
         [
             "method",
             "Total",
-            f"Pos. (n={metrics[0].positives})",
+            f"Pos. (n={max(m.positives for m in metrics)})",
             *[f"{t} (n={_n(metrics, 'by_error_type', t)})" for t in types],
         ],
         note=RULE + "; error-type columns: inconsistent answers judged inconsistent",

@@ -216,9 +216,11 @@ def open_dataset(job: DatasetRun) -> Dataset:
     except DatasetError as error:
         fail(str(error))
     if job.require_labels and not dataset.labelled:
+        unread = [column for column in dataset.columns if column not in dataset.plan.sources.values()]
         fail(
             f"{dataset.name}: no gold labels (looked for a column named {', '.join(GOLD_LABEL_COLUMNS)}); the file is "
-            f"read as: {dataset.describe()}. Name the label column with --map label=COLUMN"
+            f"read as: {dataset.describe()}; columns not read: {', '.join(unread) or 'none'}. Name the label column "
+            "with --map label=COLUMN"
         )
     return dataset
 

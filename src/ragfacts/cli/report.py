@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.report import load_run, report_markdown
+from ragfacts.bench.report import load_runs, report_markdown
 from ragfacts.bench.rundir import RunError
 from ragfacts.cli import app
 from ragfacts.cli._common import fail
@@ -33,7 +33,7 @@ def write_report(runs: list[Path], output: Path) -> None:
     if output.is_dir():
         fail(f"-o {output} is a directory; give a file name ending in .html or .md")
     try:
-        loaded = [load_run(path) for path in runs]
+        loaded = load_runs(runs)
     except (RunError, OSError) as error:
         fail(str(error))
     if suffix == ".md":

@@ -41,6 +41,7 @@ class Dataset:
         self._only: set[str] | None = None
         self._rows = rows
         self.plan: ColumnPlan | None = None
+        self.columns: list[str] = []  # every column of the file, in first-seen order
         self.rows = 0
         self.count = 0
         self.with_reference = 0
@@ -94,7 +95,8 @@ class Dataset:
             self.rows += 1
         if not columns:
             raise DatasetError(f"{self.name}: no rows")
-        self.plan = plan_columns(list(columns), self.mapping, self.name)
+        self.columns = list(columns)
+        self.plan = plan_columns(self.columns, self.mapping, self.name)
         self._count()
 
     def _count(self) -> None:

@@ -24,7 +24,8 @@
   }
 
   function highlight(container, text, quotes) {
-    // Split the reference into text nodes and <mark>s at the quotes found in it verbatim.
+    // Split a text into text nodes and <mark>s at the quotes found in it verbatim (the reference at its quotes,
+    // the answer at its segments).
     var marks = [];
     quotes.forEach(function (q) {
       var at = q.text ? text.indexOf(q.text) : -1;
@@ -88,9 +89,16 @@
     var detail = el("div", "detail");
     if (item.question) { detail.appendChild(el("h3", "", "Question")); detail.appendChild(el("div", "", item.question)); }
     detail.appendChild(el("h3", "", "Answer" + (item.gold ? " (gold: " + item.gold + (item.error_type ? ", " + item.error_type : "") + ")" : "")));
-    detail.appendChild(el("div", "", item.answer));
+    var answer = el("div", "answer-text");
+    detail.appendChild(answer);
     var quotes = [];
     item.results.forEach(function (entry) { detail.appendChild(renderView(entry, quotes)); });
+    // The answer coloured by the first result with segments: each segment found verbatim in the answer is marked
+    // with its verdict (segments a decomposition rewrote are listed under their method only).
+    var segmented = item.results.filter(function (entry) { return (entry[2].segments || []).length; })[0];
+    var parts = segmented ? segmented[2].segments.map(function (s) { return { text: s.text, label: s.label || "" }; }) : [];
+    highlight(answer, item.answer, parts);
+    if (segmented) detail.insertBefore(el("div", "note", "coloured by " + methodName(segmented) + ": green consistent, red inconsistent, yellow unscored"), answer.nextSibling);
     if (item.ref >= 0) {
       detail.appendChild(el("h3", "", "Reference"));
       var ref = el("div", "reference");
@@ -153,7 +161,7 @@
     lang.value = initial.get("lang") || "";
     apply();
   }
-  [search, type, lang].forEach(function (n) { n.addEventListener("input", apply); });
+  [search, type, lang].forEach(function (n) { n.addEventListener("input", apply); n.addEventListener("change", apply); });
   Object.keys(boxes).forEach(function (k) { boxes[k].addEventListener("change", apply); });
   window.addEventListener("hashchange", fromHash);
   fromHash();
