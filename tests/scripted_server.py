@@ -33,6 +33,7 @@ class Reply:
     prompt_tokens: int = 11
     completion_tokens: int = 7
     logprobs: list[dict[str, Any]] | None = None
+    no_choices: bool = False  # a 200 whose body has an empty `choices` list (its usage is still reported)
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:
@@ -260,7 +261,7 @@ def completion_body(body: dict[str, Any], reply: Reply, count_tokens: bool = Fal
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "scripted"),
-        "choices": [choice],
+        "choices": [] if reply.no_choices else [choice],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

@@ -129,6 +129,15 @@ async def test_transient_failure_after_retries_run_out(make_model, scripted_serv
     assert completion.retries == 2 and len(scripted_server.requests) == 3
 
 
+async def test_tokens_of_replies_without_choices_are_counted_as_the_server_reports_them(make_model, scripted_server):
+    scripted_server.enqueue(*[Reply(no_choices=True, prompt_tokens=30, completion_tokens=5)] * 2)
+    ledger = UsageLedger()
+    completion = await make_model(max_retries=1, ledger=ledger).complete(ASK, Verdict, stage="judge")
+    assert completion.failure is not None and "no choices" in completion.failure.message
+    usage = ledger.stages["judge"]
+    assert (usage.calls, usage.failures, usage.prompt_tokens, usage.completion_tokens) == (2, 1, 60, 10)
+
+
 async def test_client_error_is_not_retried(make_model, scripted_server):
     scripted_server.enqueue(Reply.error(400))
     completion = await make_model().complete(ASK, Verdict)

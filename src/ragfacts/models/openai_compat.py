@@ -77,7 +77,7 @@ class OpenAICompatibleModel(ChatModel):
             request["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
         response = await self._create(request)
         if not response.choices:
-            raise BackendError("the server returned no choices", transient=True)
+            raise BackendError("the server returned no choices", transient=True, reply=_empty_reply(response))
         choice = response.choices[0]
         text = choice.message.content or ""
         if mode is StructuredMode.TOOL and schema is not None and choice.message.tool_calls:
@@ -104,7 +104,7 @@ class OpenAICompatibleModel(ChatModel):
         }
         response = await self._create(request)
         if not response.choices:
-            raise BackendError("the server returned no choices", transient=True)
+            raise BackendError("the server returned no choices", transient=True, reply=_empty_reply(response))
         choice = response.choices[0]
         tokens = _logprobs(choice)
         usage = response.usage
@@ -178,3 +178,11 @@ def _logprobs(choice: Any) -> list[dict[str, Any]] | None:
         }
         for t in content
     ]
+
+
+def _empty_reply(response: Any) -> RawReply | None:
+    """A reply without choices, kept for the tokens the server says it spent on it (they are counted)."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    return RawReply(text="", prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0)
