@@ -41,7 +41,7 @@ from ragfacts.datasets.layouts import GOLD_LABEL_COLUMNS
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Kind, Method, MethodError, create_method
-from ragfacts.models import ChatModel
+from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.runtime import Runtime
 
 # Called after the summary, for a command's own tables (and files such as --csv-out); what it returns is
@@ -83,6 +83,7 @@ class DatasetRun:
     sample: tuple[int | None, int] = (None, 0)  # (size, seed) of a stratified sample (bench)
     require_labels: bool = False  # bench with precision methods: gold labels are the point
     report: Path | None = None  # write this report (.html or .md) at the end
+    dataset: Dataset | None = None  # already built (evaluate --endpoint: the service's answers); else read `data`
 
 
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
@@ -152,7 +153,7 @@ def with_run_options(*gates: str) -> Callable[[Callable[..., Any]], Callable[...
 def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None) -> None:
     """Run `job` and report; exits 2 on bad input (nothing written), 3 if stopped early, 1 if a gate fails."""
     options = job.options
-    dataset = open_dataset(job)
+    dataset = job.dataset if job.dataset is not None else open_dataset(job)
     try:
         plan = RunPlan(
             dataset=dataset,
@@ -177,7 +178,11 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     err.print(f"{escape(dataset.name)}: {dataset.count} items from {dataset.rows} rows; {escape(dataset.describe())}")
     runtime = build_runtime(state)
     plan.model_spec = str(runtime.spec)
-    model = runtime.model()
+    try:
+        model = runtime.model()
+    except ConfigurationError as error:  # e.g. no API key: bad usage, not a bug
+        fail(str(error))
+
     try:
         report = run_async(runtime, lambda _: run(run_dir, plan, model, progress_for(err)))
     except RunError as error:

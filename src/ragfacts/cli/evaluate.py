@@ -10,6 +10,8 @@ import typer
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail
 from ragfacts.cli._dataset import DatasetRun, RunOptions, run_dataset, with_run_options
+from ragfacts.cli._endpoint import run_with_endpoint, with_endpoint_options
+from ragfacts.endpoints import EndpointOptions
 from ragfacts.methods.base import (
     Kind,
     Method,
@@ -24,13 +26,15 @@ from ragfacts.methods.base import (
 
 @app.command()
 @with_run_options("min_consistent", "min_faithfulness", "min_recall")
+@with_endpoint_options
 def evaluate(
     ctx: typer.Context,
     data: Annotated[
         Path,
         typer.Argument(
             help="a dataset (.jsonl, .json, .csv): answer, reference (the retrieved context) and/or ground_truth "
-            "(or facts); RAGAS, WikiEval and Face4RAG layouts are recognised, others mapped with --map",
+            "(or facts); RAGAS, WikiEval and Face4RAG layouts are recognised, others mapped with --map. With "
+            "--endpoint: the questions (question, optionally ground_truth or facts), answered by the service",
             show_default=False,
         ),
     ],
@@ -48,16 +52,25 @@ def evaluate(
     ] = None,
     *,
     run_options: RunOptions,
+    endpoint: EndpointOptions | None,
 ) -> None:
     """Judge every row: precision against its reference and, where it has a ground truth or facts, recall.
 
     Per row: the label, faithfulness (share of supported segments), recall (share of facts present) and
     failures; then the summary with bootstrap 95% intervals, and the usage ledger.
+
+    With --endpoint URL, each question is first POSTed to a live RAG service (e.g. --endpoint-body
+    '{"query": "{question}"}' --answer-path answer --contexts-path 'sources[*].text'); its answer is judged
+    against its retrieved contexts, and its latency kept. Answers are stored in the run directory
+    (answers.jsonl): a rerun asks only for what is missing or failed.
     """
     state: AppState = ctx.obj
     methods = _methods({"precision": precision, "recall": recall}, option or [])
     job = DatasetRun(data, output, methods, run_options, every_method_on_every_item=False, report=report)
-    run_dataset(state, job)
+    if endpoint is not None:
+        run_with_endpoint(state, job, endpoint)
+    else:
+        run_dataset(state, job)
 
 
 def _methods(specs: dict[Kind, str], pairs: list[str]) -> list[Method]:

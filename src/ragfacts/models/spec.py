@@ -60,6 +60,15 @@ def ragfacts_home() -> Path:
     return Path(base) / "ragfacts"
 
 
+def check_credentials(spec: ModelSpec) -> None:
+    """Raise ConfigurationError if the model could not be called for want of a key (checked before any work)."""
+    if spec.backend == "openai" and api_key_from_env() is None and spec.base_url is None:
+        raise ConfigurationError(
+            "no API key: set OPENAI_API_KEY (or RAGFACTS_API_KEY), pass --base-url for a local server, or use "
+            "--model local"
+        )
+
+
 def build_model(
     spec: ModelSpec,
     options: ModelOptions | None = None,
@@ -68,15 +77,11 @@ def build_model(
     ledger: UsageLedger | None = None,
 ) -> ChatModel:
     """Build a ready model from a spec; backends are imported lazily."""
+    check_credentials(spec)
     if spec.backend == "openai":
         from ragfacts.models.openai_compat import OpenAICompatibleModel
 
         key = api_key_from_env()
-        if key is None and spec.base_url is None:
-            raise ConfigurationError(
-                "no API key: set OPENAI_API_KEY (or RAGFACTS_API_KEY), pass --base-url for a local "
-                "server, or use --model local"
-            )
         assert spec.name is not None
         return OpenAICompatibleModel(
             spec.name, options, base_url=spec.base_url, api_key=key, cache=cache, ledger=ledger

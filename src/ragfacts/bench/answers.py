@@ -1,0 +1,154 @@
+"""The answers a RAG service gave, kept in the run directory beside the results it was judged into.
+
+`answers.jsonl` (with `-o OUT.jsonl`: `OUT.jsonl.answers.jsonl`) holds one line per question asked: the
+question's key (a hash of its text), the hash of the endpoint configuration that was asked, and what came
+back (answer, contexts, latency, attempts, HTTP status) or why nothing did. Lines are appended whole and
+flushed as each reply arrives, so a killed run loses no answer it got; the latest line per question wins,
+and a line torn by a killed run is dropped. `endpoint.json` (`OUT.jsonl.endpoint.json`) holds the
+configuration itself — URL, body and paths as written, header names — and never a secret: values from the
+environment and header values are neither stored nor hashed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ragfacts.bench.rundir import RunDir, RunError, results_line
+
+ANSWERS_VERSION = 1
+_LINE_KEYS = ("v", "key", "config_hash", "ok", "question")
+
+
+class AnswerStore:
+    """The answers file and the endpoint configuration of one run directory."""
+
+    def __init__(self, run_dir: RunDir) -> None:
+        target = run_dir.target
+        if run_dir.results == target:  # -o OUT.jsonl: the other files sit beside it
+            self.answers = target.with_name(target.name + ".answers.jsonl")
+            self.config = target.with_name(target.name + ".endpoint.json")
+        else:
+            self.answers = target / "answers.jsonl"
+            self.config = target / "endpoint.json"
+
+    @property
+    def paths(self) -> tuple[Path, Path]:
+        return self.answers, self.config
+
+    def check_configuration(self, configuration: dict[str, Any], config_hash: str, *, force: bool) -> None:
+        """Refuse answers of another endpoint configuration unless `force`; raises RunError saying what differs."""
+        if force:
+            return
+        stored = {line["config_hash"] for line in self.load().values()}
+        if not stored - {config_hash}:
+            return
+        before = self._saved_configuration()
+        changed = [
+            f"{name} {_shown(before.get(name))} → {_shown(value)}"
+            for name, value in configuration.items()
+            if before and before.get(name) != value
+        ]
+        what = "; ".join(changed) or "another configuration"
+        raise RunError(
+            f"{self.answers} holds answers from another endpoint configuration ({what}). Give a new -o, or add "
+            "--force to ask the service again (the other answers are then dropped)"
+        )
+
+    def load(self, *, repair: bool = False) -> dict[str, dict[str, Any]]:
+        """The latest line per question key; with `repair`, cut a line torn by a killed run."""
+        latest: dict[str, dict[str, Any]] = {}
+        if not self.answers.exists():
+            return latest
+        torn_at: int | None = None
+        with self.answers.open("rb") as handle:
+            offset = 0
+            for number, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n"):
+                    torn_at = offset
+                    break
+                offset += len(raw)
+                if raw.strip():
+                    line = self._parse(raw, number)
+                    latest[line["key"]] = line
+        if torn_at is not None and repair:
+            if not latest and not self.config.exists():
+                self._refuse_unless_ours()
+            with self.answers.open("r+b") as handle:
+                handle.truncate(torn_at)
+        return latest
+
+    @contextlib.contextmanager
+    def appender(self) -> Iterator[Callable[[dict[str, Any]], None]]:
+        """A function that appends one whole answers line and flushes it."""
+        self.answers.parent.mkdir(parents=True, exist_ok=True)
+        with self.answers.open("ab", buffering=0) as handle:
+
+            def append(line: dict[str, Any]) -> None:
+                data = memoryview((results_line({"v": ANSWERS_VERSION, **line}) + "\n").encode("utf-8"))
+                while data:
+                    data = data[handle.write(data) :]
+
+            yield append
+
+    def save_configuration(self, configuration: dict[str, Any]) -> None:
+        self.config.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.config.with_name(self.config.name + ".tmp")
+        temporary.write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, self.config)
+
+    def compact(self, keep: set[str], config_hash: str) -> int:
+        """Keep only the latest line of each key in `keep` made with `config_hash`; returns the lines dropped."""
+        if not self.answers.exists():
+            return 0
+        latest = self.load()
+        wanted = {id(line) for key, line in latest.items() if key in keep and line["config_hash"] == config_hash}
+        with self.answers.open("rb") as handle:
+            total = sum(1 for raw in handle if raw.strip())
+        if len(wanted) == total:
+            return 0
+        temporary = self.answers.with_name(self.answers.name + ".tmp")
+        with temporary.open("w", encoding="utf-8") as out:
+            for line in latest.values():
+                if id(line) in wanted:
+                    out.write(results_line(line) + "\n")
+        os.replace(temporary, self.answers)
+        return total - len(wanted)
+
+    def _saved_configuration(self) -> dict[str, Any]:
+        try:
+            saved = json.loads(self.config.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+        return saved if isinstance(saved, dict) else {}
+
+    def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
+        try:
+            line = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            line = None
+        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
+            raise RunError(f"{self.answers}: line {number} is not a ragfacts answers line; give another -o")
+        if line["v"] != ANSWERS_VERSION:
+            version = line["v"]
+            raise RunError(f"{self.answers}: written by another ragfacts version (answers v{version}); give another -o")
+        return line
+
+    def _refuse_unless_ours(self) -> None:
+        with self.answers.open("rb") as handle:
+            first = handle.readline()
+        try:
+            line = json.loads(first)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            line = None
+        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
+            raise RunError(f"{self.answers} exists and is not a ragfacts answers file; give another -o")
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:80] + "…"
