@@ -15,7 +15,7 @@ import asyncio
 import platform
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -63,6 +63,11 @@ class RunReport:
     seconds: float = 0.0
 
 
+# How the pairs of a run are judged: in this process (`_judge`), or by an engine elsewhere (`bench.ray_engine`),
+# called with `_judge`'s arguments; it appends each line, counts into the report and advances the progress.
+Judge = Callable[..., Awaitable[None]]
+
+
 class EndpointDown(Exception):
     """The endpoint failed too many times in a row."""
 
@@ -83,8 +88,11 @@ async def prepare(model: ChatModel, methods: list[Method]) -> list[Method]:
     return resolved
 
 
-async def run(run_dir: RunDir, plan: RunPlan, model: ChatModel, progress: RunProgress | None = None) -> RunReport:
-    """Run `plan` into `run_dir`; raises RunError when the directory is locked or made differently."""
+async def run(
+    run_dir: RunDir, plan: RunPlan, model: ChatModel, progress: RunProgress | None = None, *, judge: Judge | None = None
+) -> RunReport:
+    """Run `plan` into `run_dir` (judged by `judge`, else here); raises RunError when the directory is locked or
+    made differently."""
     progress = progress or NoProgress()
     methods = await prepare(model, plan.methods)
     configs = {m.spec: m.configuration_hash(model) for m in methods}
@@ -101,7 +109,7 @@ async def run(run_dir: RunDir, plan: RunPlan, model: ChatModel, progress: RunPro
         progress.start(len(todo))
         try:
             with run_dir.appender() as append:
-                await _judge(plan, methods, configs, model, todo, append, progress, report)
+                await (judge or _judge)(plan, methods, configs, model, todo, append, progress, report)
         finally:
             progress.finish()
             report.usage = _difference(model.ledger.total(), usage_before)
@@ -213,10 +221,7 @@ async def _judge(
 ) -> None:
     """Judge the pairs in `todo` with a bounded number of items in flight, appending each result as it ends."""
     work = (
-        (rank, item, m)
-        for rank, item in enumerate(plan.dataset.items())
-        for m in methods
-        if (item.id, m.spec) in todo
+        (rank, item, m) for rank, item in enumerate(plan.dataset.items()) for m in methods if (item.id, m.spec) in todo
     )
 
     async def worker() -> None:

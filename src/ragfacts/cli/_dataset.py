@@ -19,6 +19,7 @@ import typer
 from rich.markup import escape
 
 from ragfacts.bench.progress import progress_for
+from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
 from ragfacts.bench.rundir import RunDir, RunError
 from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, prepare, result_rows, run, summarise
 from ragfacts.bench.sampling import stratified_sample
@@ -83,6 +84,7 @@ class DatasetRun:
     sample: tuple[int | None, int] = (None, 0)  # (size, seed) of a stratified sample (bench)
     require_labels: bool = False  # bench with precision methods: gold labels are the point
     report: Path | None = None  # write this report (.html or .md) at the end
+    ray: RayOptions | None = None  # judge on Ray workers; None: in this process
     dataset: Dataset | None = None  # already built (evaluate --endpoint: the service's answers); else read `data`
 
 
@@ -183,8 +185,13 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     except ConfigurationError as error:  # e.g. no API key: bad usage, not a bug
         fail(str(error))
 
+    async def judge_all(_: Runtime) -> RunReport:
+        if job.ray is None:
+            return await run(run_dir, plan, model, progress_for(err))
+        return await run_on_ray(run_dir, plan, runtime, job.ray, progress_for(err), announce=_show_engine)
+
     try:
-        report = run_async(runtime, lambda _: run(run_dir, plan, model, progress_for(err)))
+        report = run_async(runtime, judge_all)
     except RunError as error:
         fail(str(error))
     _show_report(report)
@@ -272,6 +279,10 @@ def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
                 fail(f"--map takes field=column pairs, e.g. --map answer=response; got {pair!r}")
             mapping[field.strip()] = column.strip()
     return mapping
+
+
+def _show_engine(engine: RayEngine) -> None:
+    err.print(f"judging on {escape(engine.where)} with {len(engine.workers)} workers")
 
 
 def _show_report(report: RunReport) -> None:

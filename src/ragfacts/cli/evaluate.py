@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ragfacts.bench.ray_engine import RayOptions
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail
 from ragfacts.cli._dataset import DatasetRun, RunOptions, run_dataset, with_run_options
@@ -22,6 +24,11 @@ from ragfacts.methods.base import (
     parse_method_spec,
     parse_option_pairs,
 )
+
+
+class Engine(str, Enum):
+    local = "local"
+    ray = "ray"
 
 
 @app.command()
@@ -50,6 +57,24 @@ def evaluate(
     report: Annotated[
         Path | None, typer.Option("--report", help="also write this report at the end (.html or .md)")
     ] = None,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            help="local: judge in this process; ray: on Ray workers, written here (pip install 'ragfacts[ray]')"
+        ),
+    ] = Engine.local,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="with --engine ray: a running cluster, ray://HOST:PORT, HOST:PORT or auto (the one `ray start` "
+            "started here); default: RAY_ADDRESS, else a local Ray started for this run",
+            show_default=False,
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="with --engine ray: worker processes (default: one per CPU of the cluster)"),
+    ] = None,
     *,
     run_options: RunOptions,
     endpoint: EndpointOptions | None,
@@ -66,11 +91,22 @@ def evaluate(
     """
     state: AppState = ctx.obj
     methods = _methods({"precision": precision, "recall": recall}, option or [])
-    job = DatasetRun(data, output, methods, run_options, every_method_on_every_item=False, report=report)
+    ray = _ray_options(engine, ray_address, ray_workers)
+    job = DatasetRun(data, output, methods, run_options, every_method_on_every_item=False, report=report, ray=ray)
     if endpoint is not None:
         run_with_endpoint(state, job, endpoint)
     else:
         run_dataset(state, job)
+
+
+def _ray_options(engine: Engine, address: str | None, workers: int | None) -> RayOptions | None:
+    """Where to judge on Ray, or None to judge here; Ray options without --engine ray are bad usage."""
+    if engine is Engine.local:
+        given = [name for name, value in (("--ray-address", address), ("--ray-workers", workers)) if value is not None]
+        if given:
+            fail(f"{' and '.join(given)} need --engine ray")
+        return None
+    return RayOptions(address=address, workers=workers)
 
 
 def _methods(specs: dict[Kind, str], pairs: list[str]) -> list[Method]:
