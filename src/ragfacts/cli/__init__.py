@@ -149,8 +149,21 @@ from ragfacts.cli import methods as _methods  # noqa: E402
 from ragfacts.cli import models as _models  # noqa: E402
 from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and `recall`)
 from ragfacts.cli import report as _report  # noqa: E402
+from ragfacts.cli import synth as _synth  # noqa: E402
 
-__all__ = ["_bench", "_check", "_demo", "_evaluate", "_methods", "_models", "_recall", "_report", "app", "main"]
+__all__ = [
+    "_bench",
+    "_check",
+    "_demo",
+    "_evaluate",
+    "_methods",
+    "_models",
+    "_recall",
+    "_report",
+    "_synth",
+    "app",
+    "main",
+]
 
 if __name__ == "__main__":
     main()
