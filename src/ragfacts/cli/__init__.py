@@ -149,6 +149,7 @@ from ragfacts.cli import methods as _methods  # noqa: E402
 from ragfacts.cli import models as _models  # noqa: E402
 from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and `recall`)
 from ragfacts.cli import report as _report  # noqa: E402
+from ragfacts.cli import serve as _serve  # noqa: E402
 from ragfacts.cli import synth as _synth  # noqa: E402
 
 __all__ = [
@@ -160,6 +161,7 @@ __all__ = [
     "_models",
     "_recall",
     "_report",
+    "_serve",
     "_synth",
     "app",
     "main",
