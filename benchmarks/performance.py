@@ -1,0 +1,464 @@
+"""Performance and scale of the runner and the model layer, against a latency-simulating OpenAI-compatible server.
+
+One command, under 10 minutes on a 2-core machine; results to benchmarks/results/performance.json and .md:
+
+    python benchmarks/performance.py [--quick] [--profile]
+
+What it measures (the server is benchmarks/latency_server.py, in its own process, on 127.0.0.1):
+1. the server itself: a bare httpx client at 64 in flight and 200 ms reaches what share of the bound;
+2. answers/s at concurrency 1, 4, 16, 32, 64 (200 ms per call) for `check` (lface4rag:strategy=paper, 5 calls
+   per answer: the server decomposes every answer into 2 segments), `recall` (faaf: 2 calls) and `evaluate`
+   (both: 7 calls), next to the bound. The bound counts each answer's critical path: N answers of c calls
+   with a chain of d dependent calls (decomposition then stages: d = 2) take at least
+   max(N·c·L/C, d·L) at latency L and C calls in flight, so the bound is N / max(N·c·L/C, d·L) answers/s;
+3. local overhead per call at zero latency, one call at a time: ragfacts' `complete` (schema, validation,
+   ledger) against the bare `openai` client and raw httpx, on the same request;
+4. a fully cached re-run of 1,000 answers (`ragfacts evaluate` into a new run directory, the response cache
+   full): wall time of the command and model calls made; then resuming the finished run;
+5. peak RSS of `ragfacts evaluate` for 100, 1,000 and 10,000 answers (zero latency);
+6. calls and tokens per answer for every method (2 segments, 2 facts per answer; prompt tokens from the
+   request's characters, so they follow our prompts; completion tokens are the server's short replies);
+7. start-up time of `ragfacts --help`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+from latency_server import start  # noqa: E402
+
+from ragfacts.bench.progress import NoProgress  # noqa: E402
+from ragfacts.bench.rundir import RunDir  # noqa: E402
+from ragfacts.bench.runner import RunPlan, run  # noqa: E402
+from ragfacts.datasets.dataset import Dataset  # noqa: E402
+from ragfacts.methods.base import create_method  # noqa: E402
+from ragfacts.methods.precision.schemas import Decomposition  # noqa: E402
+from ragfacts.models import Message, ModelOptions  # noqa: E402
+from ragfacts.models.openai_compat import OpenAICompatibleModel  # noqa: E402
+
+KEY = "sk-benchmark"
+LATENCY = 0.2
+COMMANDS = {  # name: (method specs, calls per answer, critical path)
+    "check": (["lface4rag:strategy=paper"], 5, 2),
+    "recall": (["faaf"], 2, 2),
+    "evaluate": (["lface4rag:strategy=paper", "faaf"], 7, 2),
+}
+METHODS = [
+    "lface4rag:strategy=paper",
+    "lface4rag:strategy=paper,batched=true",
+    "lface4rag:strategy=holistic_then_localise",
+    "lface4rag:strategy=sentence_scores",
+    "lface4rag:strategy=holistic_score",
+    "holistic",
+    "factscore",
+    "felm",
+    "ragas",
+    "refchecker",
+    "faaf",
+    "faaf:mode=tf",
+    "prompt-tf",
+    "fact-scores",
+]
+REFERENCE = (
+    "The Nile flows north through Egypt into the Mediterranean Sea. Heavy rain in the Ethiopian highlands swells "
+    "the river every summer, so the valley used to flood in August and September. The floods left silt on the "
+    "fields, which made the land fertile. The Aswan High Dam, finished in 1970, ended the yearly flood and now "
+    "stores water in Lake Nasser, one of the largest reservoirs in the world."
+)
+
+
+def rows(count: int) -> list[dict[str, Any]]:
+    """`count` distinct answers with a reference and a ground truth (distinct, so nothing is shared)."""
+    return [
+        {
+            "id": f"a{n}",
+            "question": f"Why did the Nile valley flood (case {n})?",
+            "answer": f"Case {n}: the Nile flows north through Egypt. Summer rain in Ethiopia swelled it, so the "
+            "valley flooded.",
+            "reference": f"Case {n}. {REFERENCE}",
+            "ground_truth": f"Case {n}: summer rain in the Ethiopian highlands swelled the Nile, so the valley "
+            "flooded until the Aswan High Dam was finished in 1970.",
+        }
+        for n in range(count)
+    ]
+
+
+def model(url: str, concurrency: int, cache_dir: Path | None = None) -> OpenAICompatibleModel:
+    from ragfacts.models.cache import ResponseCache
+
+    cache = ResponseCache(cache_dir / "cache.sqlite3") if cache_dir is not None else None
+    options = ModelOptions(concurrency=concurrency, max_retries=0)
+    return OpenAICompatibleModel("bench", options, base_url=url, api_key=KEY, cache=cache)
+
+
+async def run_methods(url: str, specs: list[str], count: int, concurrency: int, out: Path) -> dict[str, Any]:
+    """Run `specs` over `count` answers through the runner; wall time of the run and the ledger."""
+    chat = model(url, concurrency)
+    plan = RunPlan(
+        dataset=Dataset.from_rows(rows(count)),
+        methods=[create_method(s) for s in specs],
+        in_flight=2 * concurrency,
+    )
+    started = time.perf_counter()
+    report = await run(RunDir(out), plan, chat, NoProgress())
+    seconds = time.perf_counter() - started
+    await chat.aclose()
+    usage = report.usage
+    return {"seconds": seconds, "results": report.ran, "calls": usage.calls, "failures": usage.failures, "usage": usage}
+
+
+def server_check(calls: int, concurrency: int) -> dict[str, Any]:
+    """Raw httpx against the server: the share of the bound the server allows."""
+    process, url = start(LATENCY)
+    body = {"model": "bench", "messages": [{"role": "user", "content": "hello"}]}
+
+    async def fire() -> float:
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+            slots = asyncio.Semaphore(concurrency)
+
+            async def one() -> None:
+                async with slots:
+                    (await client.post("/chat/completions", json=body)).raise_for_status()
+
+            await asyncio.gather(*(one() for _ in range(concurrency)))  # connections opened
+            started = time.perf_counter()
+            await asyncio.gather(*(one() for _ in range(calls)))
+            return time.perf_counter() - started
+
+    try:
+        seconds = asyncio.run(fire())
+    finally:
+        process.kill()
+    ideal = calls * LATENCY / concurrency
+    return {"calls": calls, "concurrency": concurrency, "seconds": round(seconds, 2), "share_of_bound": ideal / seconds}
+
+
+def throughput(levels: list[int], per_level: int, scratch: Path) -> list[dict[str, Any]]:
+    process, url = start(LATENCY)
+    found = []
+    try:
+        for command, (specs, calls, chain) in COMMANDS.items():
+            for concurrency in levels:
+                count = max(10, per_level * concurrency)
+                out = scratch / f"{command}-{concurrency}"
+                done = asyncio.run(run_methods(url, specs, count, concurrency, out))
+                bound_s = max(count * calls * LATENCY / concurrency, chain * LATENCY)
+                found.append(
+                    {
+                        "command": command,
+                        "concurrency": concurrency,
+                        "answers": count,
+                        "calls": done["calls"],
+                        "failures": done["failures"],
+                        "seconds": round(done["seconds"], 2),
+                        "answers_per_s": round(count / done["seconds"], 2),
+                        "bound_answers_per_s": round(count / bound_s, 2),
+                        "share_of_bound": round(bound_s / done["seconds"], 3),
+                    }
+                )
+                print(json.dumps(found[-1]), flush=True)
+                shutil.rmtree(out)
+    finally:
+        process.kill()
+    return found
+
+
+def overhead(calls: int, profile: bool) -> dict[str, Any]:
+    """Per-call time at zero latency, one at a time: ragfacts complete vs the bare openai client vs raw httpx."""
+    from openai import AsyncOpenAI
+
+    process, url = start(0.0)
+    messages = [{"role": "user", "content": f"Split this answer into segments. {REFERENCE}"}]
+    schema = Decomposition.model_json_schema()
+    body = {
+        "model": "bench",
+        "messages": messages,
+        "temperature": 0.0,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "Decomposition", "schema": schema}},
+    }
+    profiler = cProfile.Profile() if profile else None
+
+    async def measure() -> dict[str, float]:
+        timings: dict[str, list[float]] = {"httpx": [], "openai": [], "ragfacts": []}
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            sdk = AsyncOpenAI(base_url=url, api_key=KEY)
+            chat = model(url, 1)
+            for _ in range(10):  # warm-up: connections, imports, schema caches
+                await client.post("/chat/completions", json=body)
+                await sdk.chat.completions.create(**body)
+                await chat.complete([Message(role="user", content=messages[0]["content"])], Decomposition)
+            for _round in range(3):  # interleaved, so drifts of the machine hit all three alike
+                for _ in range(calls // 3):
+                    started = time.perf_counter()
+                    (await client.post("/chat/completions", json=body)).raise_for_status()
+                    timings["httpx"].append(time.perf_counter() - started)
+                for _ in range(calls // 3):
+                    started = time.perf_counter()
+                    await sdk.chat.completions.create(**body)
+                    timings["openai"].append(time.perf_counter() - started)
+                if profiler:
+                    profiler.enable()
+                for _ in range(calls // 3):
+                    started = time.perf_counter()
+                    completion = await chat.complete(
+                        [Message(role="user", content=messages[0]["content"])], Decomposition
+                    )
+                    timings["ragfacts"].append(time.perf_counter() - started)
+                    assert completion.ok, completion.failure
+                if profiler:
+                    profiler.disable()
+            await chat.aclose()
+            await sdk.close()
+        return {name: statistics.median(values) * 1000 for name, values in timings.items()}
+
+    try:
+        medians = asyncio.run(measure())
+    finally:
+        process.kill()
+    found: dict[str, Any] = {
+        "calls_each": calls // 3 * 3,
+        "median_ms": {k: round(v, 3) for k, v in medians.items()},
+        "overhead_vs_openai_ms": round(medians["ragfacts"] - medians["openai"], 3),
+        "overhead_vs_httpx_ms": round(medians["ragfacts"] - medians["httpx"], 3),
+    }
+    if profiler:
+        found["profile"] = top_functions(profiler)
+    return found
+
+
+def top_functions(profiler: cProfile.Profile, count: int = 15) -> list[str]:
+    stream = io.StringIO()
+    pstats.Stats(profiler, stream=stream).sort_stats("tottime").print_stats(count)
+    lines = [line.strip() for line in stream.getvalue().splitlines() if line.strip()]
+    start_at = next(i for i, line in enumerate(lines) if line.startswith("ncalls"))
+    return lines[start_at : start_at + count + 1]
+
+
+def cli(args: list[str], env: dict[str, str], measure_rss: bool = False) -> dict[str, Any]:
+    """Run the ragfacts command line in a fresh process: exit code, wall time and (optionally) its peak RSS."""
+    if measure_rss:
+        code = (
+            "import resource, sys\nfrom ragfacts.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+            "    print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+        )
+        command = [sys.executable, "-c", code, *args]
+    else:
+        command = [sys.executable, "-m", "ragfacts", *args]
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"ragfacts {' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    found: dict[str, Any] = {"seconds": round(seconds, 2), "stdout": done.stdout, "stderr": done.stderr}
+    if measure_rss:
+        found["rss_mb"] = round(int(done.stderr.rsplit("RSS_KB", 1)[1].split()[0]) / 1024, 1)
+    return found
+
+
+def write_rows(path: Path, count: int) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows(count)), encoding="utf-8")
+    return path
+
+
+def cached_and_resume(scratch: Path, count: int) -> dict[str, Any]:
+    process, url = start(0.0)
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home")}
+    data = write_rows(scratch / "cached.jsonl", count)
+    common = ["--model", "openai:bench", "--base-url", url, "--concurrency", "32", "--json", "evaluate", str(data)]
+    common += ["--precision", "lface4rag:strategy=paper", "--recall", "faaf"]
+    try:
+        first = cli([*common, "-o", str(scratch / "first")], env)
+        cached = cli([*common, "-o", str(scratch / "second")], env)
+        resumed = cli([*common, "-o", str(scratch / "second")], env)
+    finally:
+        process.kill()
+
+    def calls(done: dict[str, Any]) -> int:
+        return json.loads(done["stdout"])["report"]["usage"]["calls"]
+
+    return {
+        "answers": count,
+        "first_run": {"seconds": first["seconds"], "calls": calls(first)},
+        "cached_rerun": {"seconds": cached["seconds"], "calls": calls(cached)},
+        "resume_finished": {"seconds": resumed["seconds"], "calls": calls(resumed)},
+    }
+
+
+def memory(scratch: Path, sizes: list[int]) -> list[dict[str, Any]]:
+    process, url = start(0.0)
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home-rss")}
+    found = []
+    try:
+        for size in sizes:
+            data = write_rows(scratch / f"rss-{size}.jsonl", size)
+            args = ["--model", "openai:bench", "--base-url", url, "--concurrency", "32", "--no-cache", "evaluate"]
+            args += [str(data), "--precision", "lface4rag:strategy=paper", "--recall", "faaf"]
+            done = cli([*args, "-o", str(scratch / f"rss-{size}")], env, measure_rss=True)
+            output_mb = (scratch / f"rss-{size}" / "results.jsonl").stat().st_size / 2**20
+            found.append(
+                {
+                    "answers": size,
+                    "peak_rss_mb": done["rss_mb"],
+                    "seconds": done["seconds"],
+                    "output_mb": round(output_mb, 1),
+                }
+            )
+            print(json.dumps(found[-1]), flush=True)
+    finally:
+        process.kill()
+    return found
+
+
+def per_method(scratch: Path, count: int) -> list[dict[str, Any]]:
+    process, url = start(0.0)
+    found = []
+    try:
+        for spec in METHODS:
+            done = asyncio.run(run_methods(url, [spec], count, 8, scratch / f"method-{len(found)}"))
+            usage = done["usage"]
+            found.append(
+                {
+                    "method": spec,
+                    "calls_per_answer": round(usage.calls / count, 2),
+                    "prompt_tokens_per_answer": round(usage.prompt_tokens / count),
+                    "completion_tokens_per_answer": round(usage.completion_tokens / count),
+                    "failures": usage.failures,
+                }
+            )
+    finally:
+        process.kill()
+    return found
+
+
+def startup(times: int = 5) -> dict[str, Any]:
+    env = {**os.environ}
+    seconds = [cli(["--help"], env)["seconds"] for _ in range(times)]
+    return {"runs": times, "best_s": min(seconds), "median_s": statistics.median(seconds)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
+    parser.add_argument("--profile", action="store_true", help="profile the zero-latency calls")
+    parser.add_argument("--only", nargs="*", help="run only these parts (server, throughput, overhead, ...)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "performance.json")
+    args = parser.parse_args()
+    quick = args.quick
+    parts = set(args.only or ["server", "throughput", "overhead", "cached", "memory", "methods", "startup"])
+    report: dict[str, Any] = {
+        "command": " ".join(["python", "benchmarks/performance.py", *sys.argv[1:]]),
+        "latency_ms": LATENCY * 1000,
+        "cpu_count": os.cpu_count(),
+        "load_average_before": os.getloadavg()[0],
+        "quick": quick,
+    }
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ragfacts-perf-") as name:
+        scratch = Path(name)
+        if "server" in parts:
+            report["server"] = server_check(500 if quick else 2000, 64)
+            print("server", json.dumps(report["server"]), flush=True)
+        if "throughput" in parts:
+            report["throughput"] = throughput([1, 4] if quick else [1, 4, 16, 32, 64], 2 if quick else 8, scratch)
+        if "overhead" in parts:
+            report["overhead"] = overhead(60 if quick else 600, args.profile)
+            print("overhead", json.dumps({k: v for k, v in report["overhead"].items() if k != "profile"}), flush=True)
+        if "cached" in parts:
+            report["cached"] = cached_and_resume(scratch, 100 if quick else 1000)
+            print("cached", json.dumps(report["cached"]), flush=True)
+        if "memory" in parts:
+            report["memory"] = memory(scratch, [100, 300] if quick else [100, 1000, 10000])
+        if "methods" in parts:
+            report["methods"] = per_method(scratch, 4 if quick else 20)
+        if "startup" in parts:
+            report["startup"] = startup()
+            print("startup", json.dumps(report["startup"]), flush=True)
+    report["total_s"] = round(time.perf_counter() - began, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    args.out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
+    print(markdown(report))
+    print(f"wrote {args.out} and {args.out.with_suffix('.md').name} ({report['total_s']} s)")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report's tables, as they go into the README."""
+    lines = [f"`{report['command']}` ({report['cpu_count']} CPUs, {report['total_s']} s)", ""]
+    if "server" in report:
+        s = report["server"]
+        lines += [
+            f"Test server alone (raw httpx, {s['calls']:,} calls, {s['concurrency']} in flight, "
+            f"{report['latency_ms']:.0f} ms each): {100 * s['share_of_bound']:.0f}% of the bound.",
+            "",
+        ]
+    if "throughput" in report:
+        lines += [
+            "| command | in flight | answers | answers/s | bound | share of bound |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {t['command']} | {t['concurrency']} | {t['answers']} | {t['answers_per_s']:.2f} | "
+            f"{t['bound_answers_per_s']:.2f} | {100 * t['share_of_bound']:.0f}% |"
+            for t in report["throughput"]
+        ]
+        lines.append("")
+    if "overhead" in report:
+        o = report["overhead"]["median_ms"]
+        lines += [
+            f"Local cost per call at zero latency (median of {report['overhead']['calls_each']}): ragfacts "
+            f"{o['ragfacts']:.2f} ms, bare openai client {o['openai']:.2f} ms, raw httpx {o['httpx']:.2f} ms.",
+            "",
+        ]
+    if "cached" in report:
+        c = report["cached"]
+        lines += [
+            f"{c['answers']:,} answers: first run {c['first_run']['seconds']:.1f} s ({c['first_run']['calls']:,} "
+            f"calls); fully cached re-run {c['cached_rerun']['seconds']:.2f} s ({c['cached_rerun']['calls']} calls); "
+            f"resuming the finished run {c['resume_finished']['seconds']:.2f} s ({c['resume_finished']['calls']} "
+            "calls).",
+            "",
+        ]
+    if "memory" in report:
+        lines += ["| answers | peak RSS MB | output MB | seconds |", "|---|---|---|---|"]
+        lines += [
+            f"| {m['answers']:,} | {m['peak_rss_mb']:.0f} | {m['output_mb']:.1f} | {m['seconds']:.1f} |"
+            for m in report["memory"]
+        ]
+        lines.append("")
+    if "methods" in report:
+        lines += ["| method | calls/answer | prompt tokens | completion tokens |", "|---|---|---|---|"]
+        lines += [
+            f"| `{m['method']}` | {m['calls_per_answer']:.1f} | {m['prompt_tokens_per_answer']:,} | "
+            f"{m['completion_tokens_per_answer']:,} |"
+            for m in report["methods"]
+        ]
+        lines.append("")
+    if "startup" in report:
+        lines += [
+            f"`ragfacts --help`: {report['startup']['median_s']:.2f} s (median of {report['startup']['runs']}).",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
