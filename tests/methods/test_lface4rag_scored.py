@@ -1,4 +1,5 @@
-"""The sentence_scores strategy: P(Yes) per answer sentence, a threshold, the fact stage only for failures."""
+"""The scored strategies: P(Yes) of the whole answer (holistic_score, the small models' default) or of each
+sentence (sentence_scores) against a threshold, the fact stage only to localise and explain failures."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.scripted_server import Reply
 
 REFERENCE = "The tower was finished in 1889. It was built for the World's Fair. It is 300 metres tall."
 ANSWER = "The tower was finished in 1889. It was built for the Olympic Games."
-SCORED = CheckOptions(strategy="sentence_scores")
+SCORED = CheckOptions(strategy="sentence_scores", threshold=0.75)
 
 
 def yes(probability: float) -> Reply:
@@ -22,7 +23,7 @@ def yes(probability: float) -> Reply:
 
 
 def test_auto_chooses_by_the_model_profile_not_the_backend_name():
-    assert default_strategy(ModelProfile(parameters_b=1.5, label_scores=True)) == "sentence_scores"
+    assert default_strategy(ModelProfile(parameters_b=1.5, label_scores=True)) == "holistic_score"
     assert default_strategy(ModelProfile(parameters_b=1.5, label_scores=False)) == "paper"
     assert default_strategy(ModelProfile(parameters_b=70, label_scores=True)) == "paper"
     assert default_strategy(ModelProfile(parameters_b=None, label_scores=True)) == "paper"
@@ -35,7 +36,7 @@ async def test_a_small_model_declared_for_an_endpoint_is_probed_once_for_log_pro
     scripted_server.enqueue(yes(0.9))
     model = make_model(size_b=1.5)
     (judge,) = await prepare(model, [create_method("lface4rag")])
-    assert judge.options.strategy == "sentence_scores" and judge.options.threshold == 0.75
+    assert judge.options.strategy == "holistic_score" and judge.options.threshold == 0.58  # chosen on dev
     assert model.label_scores is True and len(scripted_server.requests) == 1
     await prepare(model, [create_method("lface4rag")])
     assert len(scripted_server.requests) == 1  # asked once
@@ -103,11 +104,45 @@ async def test_preceding_sentences_are_shown_as_context_when_asked(make_model, s
 
 async def test_holistic_score_is_one_forward_pass_against_the_threshold(make_model, scripted_server):
     scripted_server.enqueue(yes(0.3))
-    options = CheckOptions(strategy="holistic_score", threshold=0.4)
+    options = CheckOptions(strategy="holistic_score", threshold=0.4, explain_failures=False)
     result = await check_answer(make_model(), REFERENCE, ANSWER, options=options)
     assert len(scripted_server.requests) == 1 and result.label is AnswerLabel.INCONSISTENT
     assert result.holistic.probability == pytest.approx(0.3) and result.faithfulness == 0.0
     assert result.holistic.explanation == "P(supported) = 0.30 < 0.40"
+
+
+async def test_a_consistent_holistic_score_costs_one_forward_pass_and_nothing_else(make_model, scripted_server):
+    scripted_server.enqueue(yes(0.9))
+    result = await check_answer(make_model(), REFERENCE, ANSWER, options=CheckOptions(strategy="holistic_score"))
+    assert result.label is AnswerLabel.CONSISTENT and len(scripted_server.requests) == 1 and result.segments == []
+
+
+async def test_a_holistic_score_failure_is_localised_to_the_least_supported_sentence_and_explained(
+    make_model, scripted_server
+):
+    # The whole answer, then each sentence (0.9 and 0.2), then the fact stage of the weakest one.
+    scripted_server.enqueue(yes(0.3), yes(0.9), yes(0.2), fact_reply("inconsistent", "KCont."))
+    result = await check_answer(
+        make_model(concurrency=1), REFERENCE, ANSWER, options=CheckOptions(strategy="holistic_score")
+    )
+    assert result.label is AnswerLabel.INCONSISTENT and len(scripted_server.requests) == 4
+    first, second = result.segments
+    assert first.label is AnswerLabel.CONSISTENT and first.fact is None
+    assert second.label is AnswerLabel.INCONSISTENT and second.fact.error_type is ErrorType.CONTRADICTION
+    assert "Olympic" in scripted_server.requests[3].prompt and result.faithfulness == 0.5
+    assert result.reason == "judged inconsistent as a whole (P(supported) = 0.30 < 0.58)"
+
+
+async def test_a_localised_sentence_the_fact_check_clears_still_carries_the_verdict_and_says_so(
+    make_model, scripted_server
+):
+    scripted_server.enqueue(yes(0.3), fact_reply("consistent"))
+    one_sentence = "It was built for the Olympic Games."
+    result = await check_answer(make_model(), REFERENCE, one_sentence, options=CheckOptions(strategy="holistic_score"))
+    (segment,) = result.segments
+    assert result.label is AnswerLabel.INCONSISTENT and segment.label is AnswerLabel.INCONSISTENT
+    assert segment.note == "the answer was flagged by its score; the fact check of its one sentence found no error"
+    assert len(scripted_server.requests) == 2 and result.faithfulness == 0.0
 
 
 @pytest.mark.parametrize(("threshold", "label"), [(0.85, AnswerLabel.INCONSISTENT), (0.75, AnswerLabel.CONSISTENT)])

@@ -31,7 +31,7 @@ def demo(
     examples = [e for e in load_demo_examples() if lang is None or e.lang == lang]
     if not examples:
         fail(f"no demo example in language {lang!r}; use zh or en")
-    precision = create_method("lface4rag")  # strategy auto: sentence_scores on local models, else the paper's
+    precision = create_method("lface4rag")  # strategy auto: holistic_score on small models, else the paper's
     recall = create_method("faaf")
 
     async def job(runtime: Runtime) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ Registered as the method "lface4rag"; its options (`CheckOptions`) choose the st
 
 from __future__ import annotations
 
+from typing import Any
+
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
 from ragfacts.methods.precision.costs import estimate_check
@@ -58,6 +60,11 @@ __all__ = [
 ]
 
 
+# Strategies whose code changed results since the method's version: bumped here, earlier results of the other
+# strategies stay reusable. holistic_score 2: a failure is localised and explained (explain_failures).
+STRATEGY_VERSIONS = {"holistic_score": "2"}
+
+
 @method("lface4rag")
 class LFace4RAG(PrecisionMethod):
     """Precision by L-Face4RAG: decomposition, then a fact and a logic stage per segment."""
@@ -89,6 +96,12 @@ class LFace4RAG(PrecisionMethod):
 
     def resolved(self, model: ChatModel) -> LFace4RAG:
         return LFace4RAG(self.options.resolved_for(model.profile()), spec=self.spec)
+
+    def configuration(self, model: ChatModel) -> dict[str, Any]:
+        """The method's configuration, with the version of its strategy where that changed on its own."""
+        configuration = super().configuration(model)
+        changed = STRATEGY_VERSIONS.get(self.options.strategy)
+        return {**configuration, "strategy_version": changed} if changed else configuration
 
     def uses_label_scores(self, model: ChatModel) -> bool:
         strategy = self.options.strategy

@@ -2,8 +2,9 @@
 
 Used by `bench --dry-run`. Segments are estimated as the answer's sentences (conventional decomposition:
 1.5 statements per sentence); completions from the stage's schema and the segment's size. Where the call
-pattern depends on verdicts, an expected share is assumed and named: holistic_then_localise localises every
-other answer (by content hash), sentence_scores explains a quarter of an answer's sentences (rounded).
+pattern depends on verdicts, an expected share is assumed and named: holistic_then_localise and holistic_score
+localise every other answer (by content hash), sentence_scores explains a quarter of an answer's sentences
+(rounded).
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
         return _sentence_scores(model, item, options, lang)
     if options.strategy == "holistic_score":
         texts = {"question": item.question, "reference": item.reference or "", "answer": item.answer}
-        return estimate(model, "holistic_score", None, lang, 1, **texts)
+        judged = estimate(model, "holistic_score", None, lang, 1, **texts)
+        if not options.explain_failures or int(item.content_hash(), 16) % 2:
+            return judged
+        sentences = split_sentences(item.answer) or [item.answer]
+        scored = options.model_copy(update={"context": 0, "explain_failures": False})
+        scores = [_sentence_scores(model, item, scored, lang)] if len(sentences) > 1 else []
+        return Usage.sum([judged, *scores, _fact(model, item, sentences[0], options.chain_of_thought, lang)])
     if options.strategy == "holistic_then_localise":
         judged = holistic(model, item, options.chain_of_thought, lang)
         localised = int(item.content_hash(), 16) % 2 == 0

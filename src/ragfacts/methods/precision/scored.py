@@ -1,11 +1,16 @@
-"""The "sentence_scores" strategy: for small models, threshold the probability of a "Yes" verdict.
+"""The scored strategies, for small models: threshold the probability of a "Yes" verdict.
 
 Measured on the embedded 1.5B model: the paper's pipeline reached a balanced accuracy of 0.50, because
 the model writes "consistent" for most flawed segments; yet the probability it gives to "Yes" ranks
-flawed statements below faithful ones far more reliably. So each answer sentence is scored in one forward
-pass against the whole reference (consecutive calls share the reference prefix, which the local backend
-keeps in its KV cache), a sentence passes iff P(Yes) >= threshold, and only failing sentences get the
-paper's fact stage, to explain and type the error.
+flawed answers below faithful ones far more reliably.
+
+- "holistic_score": P(Yes) of the whole answer in one forward pass decides the label. When it fails and
+  `explain_failures` is on, the failure is localised: every sentence is scored the same way (consecutive
+  calls share the reference prefix, which the local backend keeps in its KV cache) and the least supported
+  one gets the paper's fact stage, to explain and type the error. On the quality corpus's dev split it was
+  the best strategy on the embedded model (benchmarks/calibrate_precision.py), so `auto` picks it for small
+  models.
+- "sentence_scores": each sentence scored alone decides; only failing sentences get the fact stage.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import asyncio
 from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_batched
-from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS, CheckOptions
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -32,6 +37,8 @@ from ragfacts.text import delimit, split_sentences
 from ragfacts.usage import Usage
 
 PROMPT = "precision_score_statement"
+# The sentence threshold used to mark sentences when a holistic_score failure is localised.
+SENTENCE_THRESHOLD = DEFAULT_THRESHOLDS["sentence_scores"]
 PROMPT_WITH_CONTEXT = "precision_score_statement_context"
 HOLISTIC_PROMPT = "holistic_score"
 LABELS = {"en": ("Yes", "No"), "zh": ("是", "否")}
@@ -103,10 +110,58 @@ async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions
         relation = ">=" if judgement.verdict == "consistent" else "<"
         judgement.explanation = f"P(supported) = {probability:.2f} {relation} {threshold:.2f}"
         result.label = AnswerLabel(judgement.verdict)
+        if result.label is AnswerLabel.INCONSISTENT and options.explain_failures:
+            await _localise(model, item, options, lang, result)
     else:
         result.reason = f"the judgement failed ({completion.failure.kind.value}: {completion.failure.message})"
     result.usage = Usage.sum(call.usage for call, _ in result.calls())
     return result
+
+
+async def _localise(model: ChatModel, item: Item, options: CheckOptions, lang: str, result: CheckResult) -> None:
+    """Where a flagged answer fails: its sentences scored, the least supported one explained by the fact stage.
+
+    The answer's label stays the whole-answer verdict, and the least supported sentence carries it (so the
+    answer's faithfulness is below 1); the other sentences are marked by their own scores against the
+    sentence threshold. Where the fact stage finds no error in the sentence the score blamed, it says so.
+    """
+    sentences = split_sentences(item.answer) or [item.answer]
+    scores: list[ScoreResult | None] = [None]
+    if len(sentences) > 1:
+        scores = list(
+            await asyncio.gather(
+                *(
+                    score_statement(
+                        model, item.reference or "", s, question=item.question, lang=lang, threshold=SENTENCE_THRESHOLD
+                    )
+                    for s in sentences
+                )
+            )
+        )
+    ranked = [(s.probability, n) for n, s in enumerate(scores) if s is not None and s.probability is not None]
+    weakest = min(ranked)[1] if ranked else 0
+    fact = await check_fact(
+        model,
+        item.reference,
+        sentences[weakest],
+        question=item.question,
+        lang=lang,
+        chain_of_thought=options.chain_of_thought,
+    )
+    segments = []
+    for index, (sentence, score) in enumerate(zip(sentences, scores, strict=True)):
+        if index != weakest:
+            stages = [score] if score is not None else []
+            segments.append(SegmentResult(index=index, text=sentence, score=score, label=segment_label(stages)))
+            continue
+        segment = SegmentResult(index=index, text=sentence, score=score, fact=fact, label=AnswerLabel.INCONSISTENT)
+        if fact.verdict == "consistent":
+            where = "its least supported sentence" if len(sentences) > 1 else "its one sentence"
+            segment.note = f"the answer was flagged by its score; the fact check of {where} found no error"
+        segments.append(segment)
+    result.segments = segments
+    assert result.holistic is not None
+    result.reason = f"judged inconsistent as a whole ({result.holistic.explanation})"
 
 
 async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
