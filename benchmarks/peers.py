@@ -42,6 +42,7 @@ from ragfacts.models.spec import ragfacts_home
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
 os.environ.setdefault("OPENAI_API_KEY", "sk-local")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no usage analytics calls out
 
 
 class CountingProxy:
@@ -178,6 +179,7 @@ def peer_refchecker(items: list[Any], url: str) -> list[dict[str, Any]]:
                     batch_references=[[item.reference]],
                     batch_questions=[item.question],
                     is_joint=False,
+                    merge_psg=True,  # one label per claim; without it each is a list, one per reference
                 )[0]
                 if claims
                 else []

@@ -37,12 +37,15 @@ NAMES = {
     "faaf": "faaf-tfn",
     "faaf:citations=true,mode=tf": "faaf-tf+citation",
     "faaf:citations=true": "faaf-tfn+citation",
+    "fact-scores": "fact-scores",
 }
 
 
 def main() -> None:
     args = _arguments()
-    report = asyncio.run(measure(args.data, args.out, args.model, args.base_url, args.concurrency, args.limit))
+    report = asyncio.run(
+        measure(args.data, args.out, args.model, args.base_url, args.concurrency, args.limit, args.methods)
+    )
     (args.out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
     (args.out / "recall_local.md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))
@@ -57,17 +60,24 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path("recall_local_results"), help="output directory")
     parser.add_argument("--limit", type=int, default=None, help="judge at most N more answers (a rerun goes on)")
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight (local models run one)")
+    parser.add_argument("--methods", nargs="+", default=METHODS, choices=list(NAMES), help="the methods to compare")
     return parser.parse_args()
 
 
 async def measure(
-    data: Path, out: Path, model: str | None, base_url: str | None, concurrency: int, limit: int | None
+    data: Path,
+    out: Path,
+    model: str | None,
+    base_url: str | None,
+    concurrency: int,
+    limit: int | None,
+    methods: list[str] = METHODS,
 ) -> dict[str, Any]:
     """Run every method on every answer into OUT/run, then tabulate; a rerun resumes."""
     settings = Settings(model=model, base_url=base_url, concurrency=concurrency, cache_dir=out / "cache")
     runtime = Runtime(settings)
     dataset = Dataset.open(data)
-    plan = RunPlan(dataset=dataset, methods=[create_method(m) for m in METHODS], model_spec=str(runtime.spec))
+    plan = RunPlan(dataset=dataset, methods=[create_method(m) for m in methods], model_spec=str(runtime.spec))
     plan.limit, plan.in_flight = limit, concurrency
     try:
         chat = runtime.model()
@@ -76,16 +86,20 @@ async def measure(
     finally:
         await runtime.aclose()
     manifest = json.loads((out / "run" / "manifest.json").read_text(encoding="utf-8"))
-    return tabulate(lines, manifest, report.seconds, runtime.ledger.to_dict())
+    return tabulate(lines, manifest, report.seconds, runtime.ledger.to_dict(), methods)
 
 
 def tabulate(
-    lines: list[dict[str, Any]], manifest: dict[str, Any], seconds: float, ledger: dict[str, Any]
+    lines: list[dict[str, Any]],
+    manifest: dict[str, Any],
+    seconds: float,
+    ledger: dict[str, Any],
+    methods: list[str] = METHODS,
 ) -> dict[str, Any]:
     """Per method and answer type: the paper's metrics, model time, corrected parsing, citations."""
     metrics: list[RecallMetrics] = []
     extra: list[dict[str, Any]] = []
-    for method in METHODS:
+    for method in methods:
         for kind in ANSWER_TYPES:
             runs = [
                 Verification.model_validate(by_method[method]["result"]["verification"])
@@ -107,7 +121,8 @@ def tabulate(
                     "citations_verified": sum(v.citations_verified for v in runs),
                 }
             )
-    facts = [len(by_method["faaf"]["result"]["facts"]) for by_method in lines if "faaf" in by_method]
+    first = methods[0]
+    facts = [len(by_method[first]["result"]["facts"]) for by_method in lines if first in by_method]
     return {
         "spec": {key: manifest[key] for key in ("model", "dataset", "ragfacts", "commit", "python")},
         "wall_seconds": round(seconds, 1),

@@ -31,7 +31,7 @@ async def test_recall_and_chunk_size_benchmarks_share_one_generation_per_row_and
     report = await recall_local.measure(data, tmp_path, "openai:m", scripted_server.base_url, 4, None)
     generations = [r for r in scripted_server.requests if "<reference_answer>" in r.prompt]
     assert len(generations) == 1  # one row: its facts are generated once and shared by 5 methods x 3 answers
-    assert {m["method"] for m in report["metrics"]} == set(recall_local.NAMES.values())
+    assert {m["method"] for m in report["metrics"]} == {recall_local.NAMES[m] for m in recall_local.METHODS}
     assert report["facts"] == 2 and "| faaf-tfn | answer |" in recall_local.markdown(report)
 
     scripted_server.reset()

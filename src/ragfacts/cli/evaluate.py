@@ -60,7 +60,7 @@ def evaluate(
     engine: Annotated[
         Engine,
         typer.Option(
-            help="local: judge in this process; ray: on Ray workers, written here (pip install 'ragfacts[ray]')"
+            help="local: judge in this process; ray: on Ray workers, written here (pip install 'ragfacts\\[ray]')"
         ),
     ] = Engine.local,
     ray_address: Annotated[

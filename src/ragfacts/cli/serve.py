@@ -38,8 +38,8 @@ def serve(
     token_env: Annotated[
         str | None,
         typer.Option(
-            help=f"the environment variable holding the bearer token clients must send [default: {DEFAULT_TOKEN_ENV}, "
-            "if set]; a variable named here must be set"
+            help=f"the environment variable holding the bearer token clients must send (default: {DEFAULT_TOKEN_ENV}, "
+            "if set); a variable named here must be set"
         ),
     ] = None,
     precision: Annotated[str, typer.Option(help="the precision method of requests that name none")] = "lface4rag",
