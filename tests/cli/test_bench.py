@@ -123,3 +123,10 @@ def test_bench_on_wikievalfacts_gives_the_faaf_tables(server, tmp_path):
     }
     tables = (tmp_path / "run" / "tables.md").read_text(encoding="utf-8")
     assert "Fact verification against human labels (FaaF Table 2)" in tables and "Verification cost" in tables
+
+
+def test_a_dry_run_without_an_api_key_is_bad_usage_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["--model", "openai:gpt-4o-mini", "bench", str(labelled(tmp_path / "d.jsonl")), "--methods", "holistic"]
+    result = runner.invoke(app, [*args, "--dry-run"])
+    assert result.exit_code == 2 and "no API key" in result.stderr

@@ -19,7 +19,7 @@ from ragfacts.cli._common import AppState, build_runtime, fail
 from ragfacts.cli._dataset import DatasetRun, RunOptions, open_dataset, run_dataset, with_run_options
 from ragfacts.console import err, print_json
 from ragfacts.methods.base import Method, MethodError, create_method
-from ragfacts.models import ChatModel
+from ragfacts.models import ChatModel, ConfigurationError
 
 
 @app.command()
@@ -43,7 +43,7 @@ def bench(
     ],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="the run directory; rerun to resume")] = None,
     sample: Annotated[
-        int | None, typer.Option(min=1, help="judge a sample of N items, stratified by label and error type")
+        int | None, typer.Option(min=1, help="judge a sample of N items, stratified by label, error type and language")
     ] = None,
     seed: Annotated[int, typer.Option(help="the sample's seed")] = 0,
     dry_run: Annotated[
@@ -104,7 +104,10 @@ def _dry_run(state: AppState, job: DatasetRun) -> None:
     dataset = open_dataset(job)
     runtime = build_runtime(state)
     plan = RunPlan(dataset=dataset, methods=job.methods)
-    estimates = estimate_run(plan, runtime.model())
+    try:
+        estimates = estimate_run(plan, runtime.model())
+    except ConfigurationError as error:  # e.g. no API key: bad usage, as in a real run
+        fail(str(error))
     table = Table(title=f"Expected cost on {runtime.spec} (nothing spent)", title_justify="left")
     for column in ("method", "items", "calls", "prompt tokens", "completion tokens", "per item: calls / tokens"):
         table.add_column(column, justify="left" if column == "method" else "right")
