@@ -64,7 +64,7 @@ def test_a_bad_line_in_the_middle_is_an_error_not_a_guess(tmp_path):
     run_dir = RunDir(tmp_path / "run")
     run_dir.results.parent.mkdir()
     run_dir.results.write_text(json.dumps(line("a")) + "\nhello\n", encoding="utf-8")
-    with pytest.raises(RunError, match="line 2 is not a ragfacts result line"):
+    with pytest.raises(RunError, match="line 2 is not a ragfacts results line"):
         run_dir.index()
 
 

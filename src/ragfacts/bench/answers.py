@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ragfacts.bench.rundir import RunDir, RunError, results_line
+from ragfacts.bench.rundir import RunDir, RunError, parse_own_line, refuse_unless_ours, results_line
 
 ANSWERS_VERSION = 1
 _LINE_KEYS = ("v", "key", "config_hash", "ok", "question")
@@ -127,26 +127,10 @@ class AnswerStore:
         return saved if isinstance(saved, dict) else {}
 
     def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
-        try:
-            line = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            line = None
-        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
-            raise RunError(f"{self.answers}: line {number} is not a ragfacts answers line; give another -o")
-        if line["v"] != ANSWERS_VERSION:
-            version = line["v"]
-            raise RunError(f"{self.answers}: written by another ragfacts version (answers v{version}); give another -o")
-        return line
+        return parse_own_line(self.answers, raw, number, _LINE_KEYS, ANSWERS_VERSION, "answers")
 
     def _refuse_unless_ours(self) -> None:
-        with self.answers.open("rb") as handle:
-            first = handle.readline()
-        try:
-            line = json.loads(first)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            line = None
-        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
-            raise RunError(f"{self.answers} exists and is not a ragfacts answers file; give another -o")
+        refuse_unless_ours(self.answers, _LINE_KEYS, "answers")
 
 
 def _shown(value: Any) -> str:

@@ -209,30 +209,40 @@ class RunDir:
         return self._parse(raw, number)
 
     def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
-        try:
-            line = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            line = None
-        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
-            raise RunError(
-                f"{self.results}: line {number} is not a ragfacts result line; this is not a results file of ours "
-                "(or it was edited): give another -o"
-            )
-        if line["v"] != RESULTS_VERSION:
-            raise RunError(
-                f"{self.results}: written by another ragfacts version (results v{line['v']}); give another -o"
-            )
-        return line
+        return parse_own_line(self.results, raw, number, _LINE_KEYS, RESULTS_VERSION, "results")
 
     def _refuse_unless_ours(self) -> None:
-        with self.results.open("rb") as handle:
-            first = handle.readline()
-        try:
-            line = json.loads(first)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            line = None
-        if not isinstance(line, dict) or any(key not in line for key in _LINE_KEYS):
-            raise RunError(f"{self.results} exists and is not a ragfacts results file; give another -o")
+        refuse_unless_ours(self.results, _LINE_KEYS, "results")
+
+
+def parse_own_line(
+    path: Path, raw: bytes, number: int, keys: tuple[str, ...], version: int, kind: str
+) -> dict[str, Any]:
+    """Line `number` of one of our JSONL files (results, answers); raises RunError if it is not ours or not current."""
+    try:
+        line = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        line = None
+    if not isinstance(line, dict) or any(key not in line for key in keys):
+        raise RunError(
+            f"{path}: line {number} is not a ragfacts {kind} line; this is not a {kind} file of ours (or it was "
+            "edited): give another -o"
+        )
+    if line["v"] != version:
+        raise RunError(f"{path}: written by another ragfacts version ({kind} v{line['v']}); give another -o")
+    return line
+
+
+def refuse_unless_ours(path: Path, keys: tuple[str, ...], kind: str) -> None:
+    """Raise RunError unless the first line of `path` is a line of one of our JSONL files of this kind."""
+    with path.open("rb") as handle:
+        first = handle.readline()
+    try:
+        line = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        line = None
+    if not isinstance(line, dict) or any(key not in line for key in keys):
+        raise RunError(f"{path} exists and is not a ragfacts {kind} file; give another -o")
 
 
 def results_line(line: dict[str, Any]) -> str:

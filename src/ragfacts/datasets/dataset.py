@@ -82,7 +82,7 @@ class Dataset:
         for where, row in self._rows():
             explicit = plan.sources.get("id")
             for fields in row_fields(plan, row, f"{self.name}: {where}"):
-                item = _item(fields, f"{self.name}: {where}")
+                item = self._make_item(fields, f"{self.name}: {where}")
                 item = _with_id(item, fields.get("id") if explicit else None, plan, seen, where, self.name)
                 if self._only is None or item.id in self._only:
                     yield item
@@ -96,8 +96,16 @@ class Dataset:
         if not columns:
             raise DatasetError(f"{self.name}: no rows")
         self.columns = list(columns)
-        self.plan = plan_columns(self.columns, self.mapping, self.name)
+        self.plan = self._plan_columns(self.columns)
         self._count()
+
+    def _plan_columns(self, columns: list[str]) -> ColumnPlan:
+        """How these columns are read (a subclass may relax or narrow the layouts)."""
+        return plan_columns(columns, self.mapping, self.name)
+
+    def _make_item(self, fields: dict[str, Any], place: str) -> Item:
+        """The item of one row's fields; raises DatasetError naming `place` (a subclass may check other things)."""
+        return _item(fields, place)
 
     def _count(self) -> None:
         self.count = self.with_reference = self.with_recall_target = self.labelled = 0

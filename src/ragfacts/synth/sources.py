@@ -7,13 +7,12 @@ inconsistent is refused, since its answer cannot be the faithful one the errors 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from pydantic import ValidationError
 
-from ragfacts.datasets.dataset import CONTENT_ID_LENGTH, Dataset
-from ragfacts.datasets.layouts import ColumnPlan, plan_columns, row_fields
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.layouts import ColumnPlan, plan_columns
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 
@@ -28,32 +27,11 @@ class SourceDataset(Dataset):
         written = "" if "answer" in self.plan.sources else "; no answer column: the model writes each faithful answer"
         return self.plan.describe() + written
 
-    def items(self) -> Iterator[Item]:
-        assert self.plan is not None
-        seen: dict[str, int] = {}
-        for where, row in self._rows():
-            place = f"{self.name}: {where}"
-            fields = row_fields(self.plan, row, place)[0]
-            item = _source_item(fields, place)
-            given = fields.get("id")
-            base = str(given).strip() if given not in (None, "") else item.content_hash()[:CONTENT_ID_LENGTH]
-            count = seen.get(base, 0)
-            seen[base] = count + 1
-            if count and given not in (None, ""):
-                raise DatasetError(f"{self.name}: {where} repeats the id {base!r}; ids must be unique")
-            item = item.model_copy(update={"id": f"{base}~{count + 1}" if count else base})
-            if self._only is None or item.id in self._only:
-                yield item
+    def _plan_columns(self, columns: list[str]) -> ColumnPlan:
+        return _plan(columns, self.mapping, self.name)
 
-    def _scan(self) -> None:
-        columns: dict[str, None] = {}
-        for _, row in self._rows():
-            columns.update(dict.fromkeys(row))
-            self.rows += 1
-        if not columns:
-            raise DatasetError(f"{self.name}: no rows")
-        self.plan = _plan(list(columns), self.mapping, self.name)
-        self._count()
+    def _make_item(self, fields: dict[str, Any], place: str) -> Item:
+        return _source_item(fields, place)
 
 
 def _plan(columns: list[str], mapping: dict[str, str], name: str) -> ColumnPlan:
