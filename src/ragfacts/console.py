@@ -15,9 +15,23 @@ err = Console(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: pat
 out = Console(soft_wrap=True)
 
 
-def print_json(data: Any) -> None:
-    """Write one JSON document to stdout."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+def print_json(data: Any, one_per_line: str | None = None) -> None:
+    """Write one JSON document to stdout, indented; the list under `one_per_line` (a dataset's rows) goes last,
+    one compact element per line: readable, and a thousand rows cost milliseconds rather than seconds."""
+    if one_per_line is None or not isinstance(data, dict) or not isinstance(data.get(one_per_line), list):
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.flush()
+        return
+    head = {key: value for key, value in data.items() if key != one_per_line}
+    parts = [json.dumps(head, ensure_ascii=False, indent=2)[:-2].rstrip()] if head else ["{"]
+    opening = ",\n" if head else "\n"
+    rows = ",\n".join("    " + json.dumps(row, ensure_ascii=False) for row in data[one_per_line])
+    parts.append(
+        f"{opening}  {json.dumps(one_per_line)}: [\n{rows}\n  ]\n}}\n"
+        if rows
+        else f"{opening}  {json.dumps(one_per_line)}: []\n}}\n"
+    )
+    sys.stdout.write("".join(parts))
     sys.stdout.flush()
 
 

@@ -102,7 +102,7 @@ async def test_another_model_or_other_options_are_refused(tmp_path, make_model, 
     scripted_server.reset()
     with pytest.raises(RunError, match=r"methods lface4rag, faaf → lface4rag, faaf:mode=tf.*--force"):
         await run(run_dir, plan(data, "lface4rag", "faaf:mode=tf"), make_model())
-    with pytest.raises(RunError, match="model"):
+    with pytest.raises(RunError, match=r"model openai:scripted-model: temperature 0.0 → 0.5"):  # what differs, named
         await run(run_dir, plan(data, "lface4rag", "faaf"), make_model(temperature=0.5))
     other = write(tmp_path / "other.jsonl", rows("a1"))
     with pytest.raises(RunError, match="dataset"):

@@ -284,7 +284,7 @@ def _check_same_configuration(
         differences.append(f"dataset {before_data} → {data}")
     before_model = manifest.get("model", {}).get("fingerprint")
     if before_model != model.fingerprint():
-        differences.append(f"model {_model_name(before_model)} → {_model_name(model.fingerprint())}")
+        differences.append(_model_difference(before_model, model.fingerprint()))
     before = {m["key"]: m["config_hash"] for m in manifest.get("methods", [])}
     now = {m.spec: m.configuration_hash(model) for m in methods}
     if set(before) != set(now):
@@ -383,6 +383,14 @@ def _model_name(fingerprint: dict[str, Any] | None) -> str:
     if not fingerprint:
         return "?"
     return f"{fingerprint.get('backend')}:{fingerprint.get('model')}"
+
+
+def _model_difference(before: dict[str, Any] | None, now: dict[str, Any]) -> str:
+    """What differs between two model fingerprints, e.g. "model openai:m → openai:n" or "model base_url a → b"."""
+    if not before or _model_name(before) != _model_name(now):
+        return f"model {_model_name(before)} → {_model_name(now)}"
+    changed = [key for key in sorted({*before, *now}) if before.get(key) != now.get(key)]
+    return f"model {_model_name(now)}: " + ", ".join(f"{key} {before.get(key)} → {now.get(key)}" for key in changed)
 
 
 def _commit() -> str | None:

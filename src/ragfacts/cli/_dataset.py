@@ -199,7 +199,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     err.print(summary_table(summaries))
     extra = after(run_dir, plan, model) if after is not None else {}
     if state.as_json:
-        print_json({**_json_document(run_dir, plan, model, summaries, report), **extra})
+        print_json({**_json_document(run_dir, plan, model, summaries, report), **extra}, one_per_line="rows")
     gates = gate_failures(summaries, **vars(options.gates))
     for line in gates:
         err.print(f"[red]{escape(line)}[/red]")
