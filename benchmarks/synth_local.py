@@ -1,6 +1,6 @@
 """`ragfacts synth` end to end on a model: which injected errors survive the check, then a judge on the survivors.
 
-Run: nice -n 10 python benchmarks/synth_local.py [--model local] [--out DIR] [--judge holistic]
+Run: nice -n 10 python benchmarks/synth_local.py [--model local] [--out DIR] [--judge holistic[,lface4rag,...]]
 
 Rows: 3 English and 3 Chinese rows labelled consistent in benchmarks/data/quality/dev.jsonl, chosen by rule:
 English, the first by id with a 150-700 character reference and a 60-400 character answer, one per reference
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -99,17 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     ledger = json.loads((out / "synth.jsonl.ledger.json").read_text(encoding="utf-8"))
     metrics = json.loads((bench_out / "metrics.json").read_text(encoding="utf-8"))
     bench_ledger = json.loads((bench_out / "ledger.json").read_text(encoding="utf-8"))
-    (judged,) = metrics["precision"]
-    result = {
-        "command": f"nice -n 10 python benchmarks/synth_local.py --model {args.model} --out {out} --judge {args.judge}",
-        "steps": {name: {"command": shlex.join(c[2:]), "wall_s": s} for name, (c, s) in steps.items()},
-        "model": manifest["model"]["spec"],
-        "rows": [{"id": r["id"], "answer": "given" if "answer" in r else "written by the model"} for r in rows],
-        "synth": manifest["synth"],
-        "kept_examples": examples(synth_out),
-        "synth_usage": ledger["total"],
-        "synth_usage_by_stage": ledger["stages"],
-        "judge": {
+    judges = [
+        {
             "method": judged["method"],
             "answers": judged["answers"],
             "accuracy": judged["accuracy"],
@@ -117,9 +109,21 @@ def main(argv: list[str] | None = None) -> None:
             "positive_accuracy": judged["positive_accuracy"],
             "by_error_type": judged["by_error_type"],
             "failed_calls": judged["failed_calls"],
-            "usage": bench_ledger["total"],
-        },
-        "note": "2 CPU cores shared with another embedded-model job; wall times are not the model's speed",
+        }
+        for judged in metrics["precision"]
+    ]
+    result = {
+        "command": f"python benchmarks/synth_local.py --model {args.model} --out {out} --judge {args.judge}",
+        "steps": {name: {"command": shlex.join(c[2:]), "wall_s": s} for name, (c, s) in steps.items()},
+        "model": manifest["model"]["spec"],
+        "rows": [{"id": r["id"], "answer": "given" if "answer" in r else "written by the model"} for r in rows],
+        "synth": manifest["synth"],
+        "kept_examples": examples(synth_out),
+        "synth_usage": ledger["total"],
+        "synth_usage_by_stage": ledger["stages"],
+        "judges": judges,
+        "judge_usage": bench_ledger["total"],
+        "load_average_at_end": os.getloadavg()[0],
     }
     args.result.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.result}")

@@ -20,5 +20,6 @@ def test_the_synth_benchmark_runs_synth_bench_and_report_and_writes_its_counts(s
     assert [row["answer"] for row in result["rows"]] == ["given"] * 3 + ["written by the model"] * 3
     assert len(result["synth"]["by_type"]) == 9
     assert all(tally["asked"] == 6 and tally["not_applied"] == 6 for tally in result["synth"]["by_type"].values())
-    assert result["judge"]["method"] == "holistic" and result["judge"]["answers"] == result["synth"]["items"]
+    (judge,) = result["judges"]
+    assert judge["method"] == "holistic" and judge["answers"] == result["synth"]["items"]
     assert result["synth_usage"]["calls"] > 0 and (out / "report.md").exists()
