@@ -184,21 +184,31 @@ def manifest_rows(run: RunData) -> list[tuple[str, str]]:
     """The run's configuration as label/value pairs, for the report's first table."""
     m = run.manifest
     dataset = m.get("dataset", {})
-    methods = "; ".join(
-        f"{x['key']} ({x['kind']}): " + ", ".join(f"{k}={v}" for k, v in x.get("options", {}).items())
+    methods = [
+        (f"{x['key']} ({x['kind']})", ", ".join(f"{k}={v}" for k, v in x.get("options", {}).items()) or "-")
         for x in run.methods
-    )
+    ]
     size = f"{dataset.get('items')} items from {dataset.get('rows')} rows, {dataset.get('layout')} layout"
     return [
         ("model", f"{m.get('model', {}).get('spec', '')}"),
-        ("methods", methods),
+        *methods,
         ("dataset", f"{dataset.get('path')} — {size}"),
         ("dataset SHA-256", str(dataset.get("sha256"))),
-        ("selection", str(dataset.get("selection") or "all items")),
+        ("selection", _selection(dataset.get("selection"))),
         ("created / updated", f"{m.get('created')} / {m.get('updated')}"),
         ("ragfacts", f"{m.get('ragfacts')} (commit {m.get('commit') or 'unknown'}), Python {m.get('python')}"),
         ("invocations", str(len(m.get("invocations", [])))),
     ]
+
+
+def _selection(selection: dict[str, Any] | None) -> str:
+    """How the items were chosen, in words: "a stratified sample of 24 (seed 0): consistent / - / en 8, ..."."""
+    if not selection:
+        return "all items"
+    strata = selection.get("strata") or {}
+    listed = "; ".join(f"{name} {count}" for name, count in strata.items() if count)
+    head = f"a stratified sample of {selection.get('sample')} (seed {selection.get('seed')})"
+    return f"{head}: {listed}" if listed else head
 
 
 def report_markdown(runs: Sequence[RunData]) -> str:
