@@ -113,3 +113,14 @@ def test_model_options_reach_the_requests_and_a_misspelled_one_is_refused(script
     assert "Reply with one JSON object" in scripted_server.requests[0].prompt
     refused = runner.invoke(app, [*base, "-M", "moda=tool", "models"])
     assert refused.exit_code == 2 and "moda" in refused.output and "schema_in_prompt" in refused.output
+
+
+def test_judging_with_the_embedded_model_says_what_it_is_and_measured(capsys):
+    from ragfacts.cli._common import AppState, build_runtime
+    from ragfacts.runtime import Settings
+
+    build_runtime(AppState(Settings(model="local", use_cache=False), as_json=False))
+    notice = " ".join(capsys.readouterr().err.split())
+    assert "embedded 1.5B model" in notice and "balanced accuracy" in notice and "--model openai:" in notice
+    build_runtime(AppState(Settings(model="local:/models/other.gguf", use_cache=False), as_json=False))
+    assert "embedded" not in capsys.readouterr().err

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from ragfacts.console import err, ledger_table
 from ragfacts.models import ConfigurationError, UsageLedger
+from ragfacts.models.embedded import quality_notice
 from ragfacts.runtime import Runtime, Settings
 
 T = TypeVar("T")
@@ -57,11 +58,17 @@ def read_text_argument(value: str | None, option: str) -> str | None:
 
 
 def build_runtime(state: AppState) -> Runtime:
-    """The run's runtime (model, cache, ledger); bad configuration exits 2."""
+    """The run's runtime (model, cache, ledger); bad configuration exits 2.
+
+    When the embedded default model will judge, one line says what it is and what it measured.
+    """
     try:
-        return Runtime(state.settings)
+        runtime = Runtime(state.settings)
     except ConfigurationError as error:
         fail(str(error))
+    if runtime.spec.backend == "local" and runtime.spec.name is None:
+        err.print(quality_notice(), style="dim")
+    return runtime
 
 
 def run_async(runtime: Runtime, job: Callable[[Runtime], Awaitable[T]]) -> T:
