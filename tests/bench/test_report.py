@@ -211,3 +211,11 @@ async def test_the_answer_is_coloured_by_its_segments_verdicts_in_a_browser(tmp_
         ]
     finally:
         driver.quit()
+
+
+def test_a_holistic_score_shows_its_probability_against_the_threshold():
+    from ragfacts.bench.views import result_view
+
+    result = {"segments": [], "holistic": {"probability": 0.41, "explanation": "P(supported) = 0.41 < 0.58"}}
+    view = result_view(result, {"label": "inconsistent", "score": 0.0})
+    assert view["problems"] == ["whole answer: P(supported) = 0.41 < 0.58"]

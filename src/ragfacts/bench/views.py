@@ -22,8 +22,11 @@ def result_view(result: dict[str, Any], outcome: dict[str, Any]) -> dict[str, An
     if "segments" in result:
         view["segments"] = [_segment(s) for s in result["segments"]]
         view["error_types"] = result.get("error_types", [])
-        if result.get("holistic"):
-            view["problems"] = result["holistic"].get("problems", [])
+        holistic = result.get("holistic") or {}
+        if holistic:
+            view["problems"] = holistic.get("problems", [])
+        if holistic.get("explanation") and holistic.get("probability") is not None:  # holistic_score's P(Yes)
+            view["problems"] = [f"whole answer: {holistic['explanation']}", *view["problems"]]
     elif "judgement" in result:
         view["problems"] = result["judgement"].get("problems", [])
     elif "claims" in result:
