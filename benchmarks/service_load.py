@@ -9,9 +9,12 @@ request's id AND the model's reply to its own answer: a lost request (an error o
 one (another request's id or reply) is counted, never ignored. The server's /metrics are read back to check
 that it answered as many requests as were sent.
 
-Reported per concurrency: requests, requests/s, latency p50/p90/p99/max, statuses, lost, mixed up, the
-serve process's CPU time per request, and model calls. The model answers at once unless --model-delay-ms,
-so the figures are the service's own overhead on this machine (2 cores, shared with whatever else runs).
+Reported per concurrency: requests, requests/s, latency p50/p90/p99/max of the answered ones, statuses,
+requests refused with 429 (the service full, on purpose: each must carry Retry-After, which the client then
+waits before its next request), lost (an error or any
+other status), mixed up, the serve process's CPU time per request, and model calls. The model answers at once
+unless --model-delay-ms, so the figures are the service's own overhead on this machine (2 cores, shared with
+whatever else runs).
 
     python benchmarks/service_load.py [--requests 2000] [--seconds 60] [--concurrency 1 16 64]
 """
@@ -129,7 +132,7 @@ async def level(url: str, concurrency: int, limit: int, seconds: float) -> dict[
     """Fire up to `limit` requests (or for `seconds`) from `concurrency` clients; check every answer."""
     latencies: list[float] = []
     statuses: dict[str, int] = {}
-    lost = mixed = 0
+    lost = mixed = refused = refused_without_retry_after = 0
     sent = 0
     headers = {"Authorization": f"Bearer {SERVICE_TOKEN}"}
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -137,7 +140,7 @@ async def level(url: str, concurrency: int, limit: int, seconds: float) -> dict[
     deadline = started + seconds
 
     async def client_loop(client: httpx.AsyncClient) -> None:
-        nonlocal sent, lost, mixed
+        nonlocal sent, lost, mixed, refused, refused_without_retry_after
         while sent < limit and time.perf_counter() < deadline:
             sent += 1
             token = uuid.uuid4().hex
@@ -149,11 +152,16 @@ async def level(url: str, concurrency: int, limit: int, seconds: float) -> dict[
                 lost += 1
                 statuses[type(error).__name__] = statuses.get(type(error).__name__, 0) + 1
                 continue
-            latencies.append(time.perf_counter() - begun)
             statuses[str(response.status_code)] = statuses.get(str(response.status_code), 0) + 1
+            if response.status_code == 429:  # full: refused on purpose; a client comes back after Retry-After
+                refused += 1
+                refused_without_retry_after += "retry-after" not in response.headers
+                await asyncio.sleep(float(response.headers.get("retry-after", "1")))
+                continue
             if response.status_code != 200:
                 lost += 1
                 continue
+            latencies.append(time.perf_counter() - begun)
             data = response.json()
             problems = data["result"]["judgement"]["problems"]
             if data["id"] != token or problems != [f"judged {token}"]:
@@ -174,6 +182,7 @@ async def level(url: str, concurrency: int, limit: int, seconds: float) -> dict[
         "requests": sent,
         "wall_s": round(wall, 2),
         "requests_per_s": round(sent / wall, 1) if wall else None,
+        "answered_per_s": round(len(latencies) / wall, 1) if wall else None,
         "latency_ms": {
             "p50": percentile(0.50),
             "p90": percentile(0.90),
@@ -182,6 +191,9 @@ async def level(url: str, concurrency: int, limit: int, seconds: float) -> dict[
             "mean": round(1000 * statistics.fmean(ordered), 2) if ordered else None,
         },
         "statuses": statuses,
+        "answered": len(latencies),
+        "refused_429": refused,
+        "refused_without_retry_after": refused_without_retry_after,
         "lost": lost,
         "mixed_up": mixed,
     }
@@ -244,6 +256,7 @@ def main() -> None:
         "totals": {
             "sent": sent,
             "answered_per_server_metrics": answered,
+            "refused_429": sum(r["refused_429"] for r in levels),
             "lost": sum(r["lost"] for r in levels),
             "mixed_up": sum(r["mixed_up"] for r in levels),
             "server_warnings_and_errors_logged": len(problems),
