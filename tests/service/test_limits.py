@@ -86,12 +86,13 @@ async def test_health_and_metrics_answer_while_every_place_is_taken(service_sett
 async def test_a_judgement_past_the_timeout_is_answered_504_and_frees_its_place(
     service_settings, open_client, scripted_server
 ):
-    scripted_server.enqueue(Reply.json({"problems": [], "verdict": "consistent"}).delayed(2.0))
-    client = await open_client(service_settings(request_timeout_s=0.3, max_concurrent=1))
+    # The timeout is far from both the slow reply and a quick one, so a loaded machine cannot blur the two.
+    scripted_server.enqueue(Reply.json({"problems": [], "verdict": "consistent"}).delayed(6.0))
+    client = await open_client(service_settings(request_timeout_s=1.5, max_concurrent=1))
     response = await client.post("/check", json=CHECK)
     assert response.status_code == 504
     data = response.json()
-    assert data["error"] == "timeout" and "longer than 0.3 s (--request-timeout)" in data["message"]
+    assert data["error"] == "timeout" and "longer than 1.5 s (--request-timeout)" in data["message"]
     assert (await client.get("/health")).json()["judging"] == 0
     scripted_server.enqueue(Reply.json({"problems": [], "verdict": "consistent"}))
     assert (await client.post("/check", json={**CHECK, "answer": "B."})).status_code == 200
