@@ -7,7 +7,7 @@ request count and a time limit. Every request carries a unique token in its answ
 token it was asked about into its reply, so a response is correct only if it comes back with its own
 request's id AND the model's reply to its own answer: a lost request (an error or no answer) or a mixed-up
 one (another request's id or reply) is counted, never ignored. The server's /metrics are read back to check
-that it answered as many requests as were sent.
+that it counted as many /check requests as were sent (answered and refused).
 
 Reported per concurrency: requests, requests/s, latency p50/p90/p99/max of the answered ones, statuses,
 requests refused with 429 (the service full, on purpose: each must carry Retry-After, which the client then
@@ -199,8 +199,8 @@ async def level(url: str, concurrency: int, limit: int, seconds: float) -> dict[
     }
 
 
-def answered_by_server(url: str) -> int:
-    """POST /check answers the server counted in its /metrics."""
+def requests_counted_by_server(url: str) -> int:
+    """POST /check requests the server counted in its /metrics (every status: answered and refused)."""
     text = httpx.get(f"{url}/metrics", headers={"Authorization": f"Bearer {SERVICE_TOKEN}"}).text
     return sum(
         int(float(line.rsplit(" ", 1)[1]))
@@ -233,7 +233,7 @@ def main() -> None:
                     result["server_cpu_ms_per_request"] = round(1000 * (cpu_after - cpu_before) / result["requests"], 2)
                 levels.append(result)
                 print(json.dumps(result), flush=True)
-            answered = answered_by_server(served.url)
+            counted = requests_counted_by_server(served.url)
             problems = [line.strip() for line in iter_queue(served.lines) if '"level": "info"' not in line]
         finally:
             served.stop()
@@ -255,7 +255,7 @@ def main() -> None:
         "levels": levels,
         "totals": {
             "sent": sent,
-            "answered_per_server_metrics": answered,
+            "check_requests_per_server_metrics": counted,
             "refused_429": sum(r["refused_429"] for r in levels),
             "lost": sum(r["lost"] for r in levels),
             "mixed_up": sum(r["mixed_up"] for r in levels),
