@@ -213,9 +213,17 @@ async def test_the_answer_is_coloured_by_its_segments_verdicts_in_a_browser(tmp_
         driver.quit()
 
 
-def test_a_holistic_score_shows_its_probability_against_the_threshold():
+def test_a_holistic_score_shows_its_probability_against_the_threshold_once():
     from ragfacts.bench.views import result_view
 
-    result = {"segments": [], "holistic": {"probability": 0.41, "explanation": "P(supported) = 0.41 < 0.58"}}
-    view = result_view(result, {"label": "inconsistent", "score": 0.0})
-    assert view["problems"] == ["whole answer: P(supported) = 0.41 < 0.58"]
+    passed = {"segments": [], "holistic": {"probability": 0.91, "explanation": "P(supported) = 0.91 >= 0.58"}}
+    view = result_view(passed, {"label": "consistent", "score": 1.0})
+    assert view["problems"] == ["whole answer: P(supported) = 0.91 >= 0.58"]
+
+    flagged = {
+        "segments": [],
+        "holistic": {"probability": 0.41, "explanation": "P(supported) = 0.41 < 0.58"},
+        "reason": "judged inconsistent as a whole (P(supported) = 0.41 < 0.58)",
+    }
+    view = result_view(flagged, {"label": "inconsistent", "score": 0.0})
+    assert view["problems"] == []  # the reason, shown above the segments, already says it

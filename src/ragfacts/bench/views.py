@@ -25,8 +25,10 @@ def result_view(result: dict[str, Any], outcome: dict[str, Any]) -> dict[str, An
         holistic = result.get("holistic") or {}
         if holistic:
             view["problems"] = holistic.get("problems", [])
-        if holistic.get("explanation") and holistic.get("probability") is not None:  # holistic_score's P(Yes)
-            view["problems"] = [f"whole answer: {holistic['explanation']}", *view["problems"]]
+        explanation = holistic.get("explanation")
+        # holistic_score's P(Yes) against its threshold; a flagged answer's reason already says it
+        if explanation and holistic.get("probability") is not None and explanation not in (view["reason"] or ""):
+            view["problems"] = [f"whole answer: {explanation}", *view["problems"]]
     elif "judgement" in result:
         view["problems"] = result["judgement"].get("problems", [])
     elif "claims" in result:
