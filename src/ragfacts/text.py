@@ -228,7 +228,7 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
 
 
-def _content_units(text: str) -> list[str]:
+def content_units(text: str) -> list[str]:
     """A text's content: Chinese character pairs, other words but function words (first 5 letters), numbers."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     units = [run[i : i + 2] for run in _CJK_RUN.findall(folded) for i in range(max(len(run) - 1, 1))]
@@ -247,8 +247,8 @@ def share_found_in(text: str, source: str) -> float:
     elsewhere low. A text with no content (function words and single letters only) scores 1: it asserts nothing
     that `source` could lack.
     """
-    units = _content_units(text)
+    units = content_units(text)
     if not units:
         return 1.0
-    found = set(_content_units(source))
+    found = set(content_units(source))
     return sum(unit in found for unit in units) / len(units)

@@ -31,7 +31,8 @@ def demo(
     examples = [e for e in load_demo_examples() if lang is None or e.lang == lang]
     if not examples:
         fail(f"no demo example in language {lang!r}; use zh or en")
-    precision = create_method("lface4rag")  # strategy auto: holistic_score on small models, else the paper's
+    # strategy auto: the model's trained head where one ships, holistic_score on other small models, else the paper's
+    precision = create_method("lface4rag")
     recall = create_method("faaf")
 
     async def job(runtime: Runtime) -> list[dict[str, Any]]:

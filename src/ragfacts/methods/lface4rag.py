@@ -33,6 +33,7 @@ from ragfacts.methods.precision.results import (
 )
 from ragfacts.methods.precision.stages import verify_quote
 from ragfacts.methods.precision.strategies import STRATEGIES
+from ragfacts.methods.precision.trained import head_for
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
 
@@ -101,11 +102,16 @@ class LFace4RAG(PrecisionMethod):
         """The method's configuration, with the version of its strategy where that changed on its own."""
         configuration = super().configuration(model)
         changed = STRATEGY_VERSIONS.get(self.options.strategy)
-        return {**configuration, "strategy_version": changed} if changed else configuration
+        if changed:
+            configuration = {**configuration, "strategy_version": changed}
+        if self.options.strategy == "trained_head":  # another head gives other verdicts: its weights count
+            configuration = {**configuration, "head": head_for(model, self.options).digest}
+        return configuration
 
     def uses_label_scores(self, model: ChatModel) -> bool:
         strategy = self.options.strategy
-        return strategy in ("sentence_scores", "holistic_score") or (strategy == "auto" and bool(model.profile().small))
+        scored = ("sentence_scores", "holistic_score", "trained_head")
+        return strategy in scored or (strategy == "auto" and bool(model.profile().small))
 
     async def evaluate(self, item: Item, model: ChatModel) -> CheckResult:
         return await check_item(model, item, self.options)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import math
 from enum import Enum
 from typing import Any, Literal
@@ -55,6 +56,24 @@ class Failure(BaseModel):
         )
 
 
+def encode_state(vector: Any) -> str:
+    """A hidden state as text: base64 of its float16 values, little-endian (3 KB for 1,536 numbers).
+
+    float16 keeps what a linear head reads (relative error ~5e-4) and makes a state cacheable as text; heads
+    are trained on states stored the same way, so training and use see the same numbers.
+    """
+    import numpy as np
+
+    return base64.b64encode(np.asarray(vector, dtype="<f2").tobytes()).decode("ascii")
+
+
+def decode_state(text: str) -> Any:
+    """The float32 numpy array of an `encode_state` text."""
+    import numpy as np
+
+    return np.frombuffer(base64.b64decode(text), dtype="<f2").astype(np.float32)
+
+
 class RawReply(BaseModel):
     """What a backend returns for one request: text plus usage, nothing parsed."""
 
@@ -64,6 +83,7 @@ class RawReply(BaseModel):
     completion_tokens: int = 0
     logprobs: list[dict[str, Any]] | None = None
     seconds: float = 0.0  # time the model spent on this request, queueing excluded
+    state: str | None = None  # label scoring with hidden_state: the final hidden state (encode_state)
 
     def counted_in(self, usage: Usage) -> None:
         """Add this request's call, tokens and model time to `usage`."""
@@ -83,16 +103,25 @@ class LabelScores(BaseModel):
 
     logprobs: dict[str, float | None]  # raw log-probability of each label's first token; None if unseen
     probabilities: dict[str, float]
+    # Asked for with hidden_state=True: the model's final (normalised) hidden state at the position where the
+    # reply starts, the vector its output layer turns into these log-probabilities (encode_state's text).
+    state: str | None = None
 
     @classmethod
-    def from_logprobs(cls, logprobs: dict[str, float | None]) -> LabelScores:
+    def from_logprobs(cls, logprobs: dict[str, float | None], state: str | None = None) -> LabelScores:
         seen = {k: v for k, v in logprobs.items() if v is not None}
         if not seen:
             raise ValueError("none of the labels appeared among the reply's first-token candidates")
         top = max(seen.values())
         weights = {k: math.exp(v - top) if v is not None else 0.0 for k, v in logprobs.items()}
         total = sum(weights.values())
-        return cls(logprobs=logprobs, probabilities={k: w / total for k, w in weights.items()})
+        return cls(logprobs=logprobs, probabilities={k: w / total for k, w in weights.items()}, state=state)
+
+    def state_vector(self) -> Any:
+        """The hidden state as a float32 numpy array (raises ValueError if it was not asked for)."""
+        if self.state is None:
+            raise ValueError("these label scores carry no hidden state (score_labels(..., hidden_state=True))")
+        return decode_state(self.state)
 
     @property
     def best(self) -> str:
@@ -107,6 +136,8 @@ class ModelProfile(BaseModel):
 
     parameters_b: float | None = None  # billions of parameters: read from a GGUF, or declared (-M size_b=7)
     label_scores: bool | None = None  # first-token log-probabilities; None until probed
+    hidden_state: bool = False  # label scoring can also return the final hidden state (trained heads read it)
+    sha256: str | None = None  # of the weights, where known without hashing them (the embedded model)
 
     @property
     def small(self) -> bool | None:

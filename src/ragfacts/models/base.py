@@ -100,10 +100,19 @@ class ChatModel(Transport, ABC):
         """Send one request; raise BackendError on failure."""
 
     async def _label_logprobs(
-        self, messages: list[Message], labels: list[str], params: dict[str, Any]
+        self, messages: list[Message], labels: list[str], params: dict[str, Any], hidden_state: bool = False
     ) -> tuple[dict[str, float | None], RawReply]:
-        """Return the first-token log-probability of each label; backends that can, override this."""
+        """Return the first-token log-probability of each label; backends that can, override this.
+
+        With `hidden_state`, the reply's `state` carries the final hidden state at the reply's first position
+        (`encode_state`); a backend that cannot read it raises ConfigurationError.
+        """
         raise ConfigurationError(f"the {self.backend} backend cannot score labels by log-probability")
+
+    @property
+    def gives_hidden_state(self) -> bool:
+        """Whether `score_labels(..., hidden_state=True)` can return the model's hidden state."""
+        return False
 
     def identity(self) -> dict[str, Any]:
         """What identifies this model in a cache key (never a secret)."""
@@ -111,7 +120,16 @@ class ChatModel(Transport, ABC):
 
     def profile(self) -> ModelProfile:
         """Size and capabilities as far as known: size declared in the options, else what the backend reads."""
-        return ModelProfile(parameters_b=self.options.size_b or self.read_size_b(), label_scores=self.label_scores)
+        return ModelProfile(
+            parameters_b=self.options.size_b or self.read_size_b(),
+            label_scores=self.label_scores,
+            hidden_state=self.gives_hidden_state,
+            sha256=self.known_sha256(),
+        )
+
+    def known_sha256(self) -> str | None:
+        """The SHA-256 of the model's weights where it is known without reading them; None otherwise."""
+        return None
 
     def read_size_b(self) -> float | None:
         """The model's size in billions of parameters, where the backend can read it; None otherwise."""
@@ -214,13 +232,19 @@ class ChatModel(Transport, ABC):
         *,
         stage: str = "default",
         prompt_version: str | None = None,
+        hidden_state: bool = False,
     ) -> Completion:
         """Return a Completion whose `parsed` is the LabelScores of `labels` as the reply's first token.
 
         One forward pass, no generation; cached and counted like `complete`, never raises for model
-        or transport failures.
+        or transport failures. `hidden_state=True` also returns the model's final hidden state at that
+        position (`LabelScores.state`), for a trained head; only backends that `gives_hidden_state` can.
         """
+        if hidden_state and not self.gives_hidden_state:
+            raise ConfigurationError(f"the {self.backend} backend gives no hidden state; use a local GGUF model")
         params = {k: v for k, v in self._params({}).items() if k != "max_tokens"}
+        if hidden_state:  # in the cache key only when asked: earlier keys stay valid
+            params["hidden_state"] = True
         base = Completion(
             backend=self.backend,
             model=self.model_id,
@@ -245,10 +269,14 @@ class ChatModel(Transport, ABC):
         usage = Usage()
         completion = base.model_copy(update={"usage": usage, "attempts": 1})
         try:
-            logprobs, retries = await self._with_retries(
-                lambda: self._label_logprobs(messages, labels, params), usage, self._estimated_tokens(messages, None, 1)
-            )
-            scores = LabelScores.from_logprobs(logprobs)
+
+            async def send() -> tuple[tuple[dict[str, float | None], str | None], RawReply]:
+                logprobs, reply = await self._label_logprobs(messages, labels, params, hidden_state)
+                return (logprobs, reply.state), reply
+
+            estimate = self._estimated_tokens(messages, None, 1)
+            (logprobs, state), retries = await self._with_retries(send, usage, estimate)
+            scores = LabelScores.from_logprobs(logprobs, state=state)
             completion = completion.model_copy(
                 update={
                     "text": scores.model_dump_json(),

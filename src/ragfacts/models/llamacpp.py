@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import threading
 import time
@@ -11,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts.models._errors import BackendError, ConfigurationError
-from ragfacts.models._types import Message, RawReply, StructuredMode
+from ragfacts.models._types import Message, RawReply, StructuredMode, encode_state
 from ragfacts.models.base import ChatModel
-from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model
+from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified
 from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
 from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
@@ -121,6 +122,7 @@ class LlamaCppModel(ChatModel):
         self.evaluated_tokens = 0  # prompt tokens label scoring really evaluated (what prefix reuse saves)
         self.label_scores = True  # the logits are ours to read
         self._size_b: float | None = None
+        self._sha256: str | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -209,13 +211,35 @@ class LlamaCppModel(ChatModel):
             seconds=seconds,
         )
 
+    @property
+    def gives_hidden_state(self) -> bool:
+        return True
+
+    def known_sha256(self) -> str | None:
+        """The embedded model's SHA-256 (verified when it was assembled); other files once `weights_sha256` ran."""
+        embedded = self.model_path.name == DEFAULT_MODEL.file_name
+        if self._sha256 is None and embedded and is_verified(self.model_path, DEFAULT_MODEL.size, DEFAULT_MODEL.sha256):
+            self._sha256 = DEFAULT_MODEL.sha256
+        return self._sha256
+
+    def weights_sha256(self) -> str:
+        """The SHA-256 of the GGUF file (read once: ~3 s a GB), e.g. to check that a trained head fits it."""
+        if self.known_sha256() is None:
+            digest = hashlib.sha256()
+            with self.model_path.open("rb") as source:
+                while chunk := source.read(8 << 20):
+                    digest.update(chunk)
+            self._sha256 = digest.hexdigest()
+        assert self._sha256 is not None
+        return self._sha256
+
     async def _label_logprobs(
-        self, messages: list[Message], labels: list[str], params: dict[str, Any]
+        self, messages: list[Message], labels: list[str], params: dict[str, Any], hidden_state: bool = False
     ) -> tuple[dict[str, float | None], RawReply]:
-        return await asyncio.to_thread(self._label_logprobs_blocking, messages, labels)
+        return await asyncio.to_thread(self._label_logprobs_blocking, messages, labels, hidden_state)
 
     def _label_logprobs_blocking(
-        self, messages: list[Message], labels: list[str]
+        self, messages: list[Message], labels: list[str], hidden_state: bool = False
     ) -> tuple[dict[str, float | None], RawReply]:
         import numpy as np
 
@@ -228,7 +252,7 @@ class LlamaCppModel(ChatModel):
                 raise BackendError(
                     f"the prompt ({len(tokens)} tokens) exceeds the context ({self.n_ctx})", transient=False
                 )
-            evaluated = self._eval_reusing_prefix(llama, tokens)
+            evaluated, state = self._eval_reusing_prefix(llama, tokens, hidden_state)
             # After eval only the last position has logits (logits_all=False): the first reply token.
             logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(np.float64)
             top = np.argsort(logits)[-40:][::-1]
@@ -239,7 +263,7 @@ class LlamaCppModel(ChatModel):
             ]
             seconds = time.perf_counter() - started
         self.evaluated_tokens += evaluated
-        reply = RawReply(text="", prompt_tokens=len(tokens), completion_tokens=0, seconds=seconds)
+        reply = RawReply(text="", prompt_tokens=len(tokens), completion_tokens=0, seconds=seconds, state=state)
         return match_label_logprobs(labels, candidates), reply
 
     def _chat_prompt(self, llama: Any, messages: list[Message]) -> str:
@@ -258,11 +282,18 @@ class LlamaCppModel(ChatModel):
             )
         return self._formatter(messages=[m.model_dump() for m in messages]).prompt
 
-    def _eval_reusing_prefix(self, llama: Any, tokens: list[int]) -> int:
+    def _eval_reusing_prefix(self, llama: Any, tokens: list[int], hidden_state: bool = False) -> tuple[int, str | None]:
         """Evaluate `tokens`, keeping the KV cache of the prefix shared with the previous request.
 
         Per-segment calls repeat the same reference, so most of each prompt is already evaluated.
-        Returns how many tokens were evaluated anew (what the call really cost).
+        Returns how many tokens were evaluated anew (what the call really cost) and, with `hidden_state`,
+        the final hidden state at the last position (`encode_state`).
+
+        The state: llama.cpp's embeddings of a causal model with no pooling are its output-normed final
+        hidden states, the vectors the output layer turns into logits. In embeddings mode llama.cpp makes
+        EVERY token of a batch an output (logits for each: ~0.6 MB per token), so the prompt is evaluated
+        as usual and only its last token in embeddings mode, alone in its batch: one output row, the same
+        forward pass. (llama-cpp-python's `embed()` is not used: it truncates the input to n_batch tokens.)
         """
         previous = llama.input_ids[: llama.n_tokens].tolist() if self.reuse_prefix else []
         shared = 0
@@ -270,8 +301,23 @@ class LlamaCppModel(ChatModel):
         while shared < limit and previous[shared] == tokens[shared]:
             shared += 1
         llama.n_tokens = shared
-        llama.eval(tokens[shared:])
-        return len(tokens) - shared
+        if not hidden_state:
+            llama.eval(tokens[shared:])
+            return len(tokens) - shared, None
+        llama_cpp = _import_llama()
+        import numpy as np
+
+        llama.eval(tokens[shared:-1])
+        llama_cpp.llama_set_embeddings(llama._ctx.ctx, True)
+        try:
+            llama.eval(tokens[-1:])
+            pointer = llama_cpp.llama_get_embeddings_ith(llama._ctx.ctx, -1)
+            if not pointer:
+                raise BackendError("llama.cpp returned no hidden state for the last token", transient=False)
+            state = np.ctypeslib.as_array(pointer, shape=(llama.n_embd(),)).copy()
+        finally:
+            llama_cpp.llama_set_embeddings(llama._ctx.ctx, False)
+        return len(tokens) - shared, encode_state(state)
 
     async def aclose(self) -> None:
         if self._llama is not None:

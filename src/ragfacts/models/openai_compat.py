@@ -92,7 +92,7 @@ class OpenAICompatibleModel(ChatModel):
         )
 
     async def _label_logprobs(
-        self, messages: list[Message], labels: list[str], params: dict[str, Any]
+        self, messages: list[Message], labels: list[str], params: dict[str, Any], hidden_state: bool = False
     ) -> tuple[dict[str, float | None], RawReply]:
         request = {
             "model": self.model_id,

@@ -35,7 +35,7 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
     """The expected usage of checking `item` with these (resolved) options."""
     if options.strategy == "sentence_scores":
         return _sentence_scores(model, item, options, lang)
-    if options.strategy == "holistic_score":
+    if options.strategy in ("holistic_score", "trained_head"):  # the same prompt, one forward pass
         texts = {"question": item.question, "reference": item.reference or "", "answer": item.answer}
         judged = estimate(model, "holistic_score", None, lang, 1, **texts)
         if not options.explain_failures or int(item.content_hash(), 16) % 2:

@@ -6,10 +6,11 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from ragfacts.methods.precision.head import shipped_head
 from ragfacts.models import ModelProfile
 from ragfacts.text import detect_lang
 
-Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores", "holistic_score"]
+Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores", "holistic_score", "trained_head"]
 DecompositionMethod = Literal["logic_preserving", "conventional"]
 
 
@@ -28,9 +29,15 @@ class CheckOptions(BaseModel):
         "whole-answer judgement, and the paper's pipeline only to localise and type errors when it fails; "
         "holistic_score: P(Yes) of the whole answer against a threshold, a failure localised to its least "
         "supported sentence and explained by the fact stage (for small models); sentence_scores: P(Yes) per "
-        "answer sentence against a threshold, the fact stage only to explain failures; auto: holistic_score "
-        "for small models that give log-probabilities (4B parameters or fewer, read from the GGUF or declared "
-        "with -M size_b=), else paper",
+        "answer sentence against a threshold, the fact stage only to explain failures; trained_head: "
+        "P(faithful) from a head trained on the model's hidden state at the verdict plus evidence checks of "
+        "numbers and names, one forward pass (local GGUF models with a head); auto: trained_head where a head "
+        "ships for the model, else holistic_score for small models that give log-probabilities (4B parameters "
+        "or fewer, read from the GGUF or declared with -M size_b=), else paper",
+    )
+    head: str | None = Field(
+        None,
+        description="trained_head: a head file (JSON) to use; none = the head shipped for the model",
     )
     threshold: float | None = Field(
         None,
@@ -75,7 +82,7 @@ class CheckOptions(BaseModel):
         options = self
         if options.strategy == "auto":
             options = options.model_copy(update={"strategy": default_strategy(profile)})
-        if options.threshold is None:
+        if options.threshold is None and options.strategy != "trained_head":  # a head has one per language
             options = options.model_copy(update={"threshold": DEFAULT_THRESHOLDS.get(options.strategy, 0.5)})
         return options
 
@@ -85,7 +92,7 @@ class CheckOptions(BaseModel):
 
 
 def default_strategy(profile: ModelProfile) -> Strategy:
-    """The strategy for a model: the paper's pipeline unless the model is known to be small.
+    """The strategy for a model: its trained head where one ships, else the paper's pipeline unless it is small.
 
     Small models (parameters_b <= 4) that give log-probabilities get holistic_score: on the quality corpus's
     dev split (benchmarks/data/quality, 242 items) the embedded 1.5B model reached a balanced accuracy of
@@ -94,6 +101,8 @@ def default_strategy(profile: ModelProfile) -> Strategy:
     unknown size (an endpoint, unless -M size_b=... declares it) is assumed capable: the paper's pipeline was
     made for GPT-4-class models.
     """
+    if profile.hidden_state and shipped_head(profile.sha256) is not None:
+        return "trained_head"
     if profile.small and profile.label_scores is not False:
         return "holistic_score"
     return "paper"

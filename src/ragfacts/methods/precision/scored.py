@@ -9,7 +9,7 @@ flawed answers below faithful ones far more reliably.
   calls share the reference prefix, which the local backend keeps in its KV cache) and the least supported
   one gets the paper's fact stage, to explain and type the error. On the quality corpus's dev split it was
   the best strategy on the embedded model (benchmarks/calibrate_precision.py), so `auto` picks it for small
-  models.
+  models that have no trained head (trained.py).
 - "sentence_scores": each sentence scored alone decides; only failing sentences get the fact stage.
 """
 
@@ -87,18 +87,25 @@ async def score_statement(
     )
 
 
-async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
-    """One forward pass: P(the whole answer is supported) from the first-token probabilities of Yes/No."""
+def holistic_request(item: Item, lang: str) -> tuple[list[Message], list[str], str]:
+    """The whole-answer question as the model sees it: messages, the two labels (Yes first), the prompt id.
+
+    One function for the scored strategy, the trained head and the benchmark that extracts the states heads
+    are trained on: the state a head reads at run time is the state it was trained on.
+    """
     prompt = load_prompt(HOLISTIC_PROMPT, lang)
     text = prompt.render(
         question=delimit("question", item.question) if item.question and item.question.strip() else _NO_QUESTION[lang],
         reference=delimit("reference", item.reference or ""),
         answer=delimit("answer", item.answer),
     )
-    yes, no = LABELS[lang]
-    completion = await model.score_labels(
-        [Message(role="user", content=text)], [yes, no], stage=HOLISTIC_PROMPT, prompt_version=prompt.id
-    )
+    return [Message(role="user", content=text)], list(LABELS[lang]), prompt.id
+
+
+async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
+    """One forward pass: P(the whole answer is supported) from the first-token probabilities of Yes/No."""
+    messages, (yes, no), prompt_id = holistic_request(item, lang)
+    completion = await model.score_labels(messages, [yes, no], stage=HOLISTIC_PROMPT, prompt_version=prompt_id)
     threshold = options.threshold
     judgement = HolisticResult(call=CallRecord.of(completion), threshold=threshold)
     result = CheckResult(
@@ -138,8 +145,26 @@ async def _localise(model: ChatModel, item: Item, options: CheckOptions, lang: s
                 )
             )
         )
-    ranked = [(s.probability, n) for n, s in enumerate(scores) if s is not None and s.probability is not None]
-    weakest = min(ranked)[1] if ranked else 0
+    await explain_weakest(model, item, options, lang, result, sentences, scores)
+
+
+async def explain_weakest(
+    model: ChatModel,
+    item: Item,
+    options: CheckOptions,
+    lang: str,
+    result: CheckResult,
+    sentences: list[str],
+    scores: list[ScoreResult | None],
+    weakest: int | None = None,
+) -> None:
+    """Mark a flagged answer's sentences by their scores; the weakest one carries the verdict, explained.
+
+    `weakest` (default: the sentence with the lowest probability) gets the paper's fact stage.
+    """
+    if weakest is None:
+        ranked = [(s.probability, n) for n, s in enumerate(scores) if s is not None and s.probability is not None]
+        weakest = min(ranked)[1] if ranked else 0
     fact = await check_fact(
         model,
         item.reference,
@@ -161,7 +186,7 @@ async def _localise(model: ChatModel, item: Item, options: CheckOptions, lang: s
         segments.append(segment)
     result.segments = segments
     assert result.holistic is not None
-    result.reason = f"judged inconsistent as a whole ({result.holistic.explanation})"
+    result.reason = result.reason or f"judged inconsistent as a whole ({result.holistic.explanation})"
 
 
 async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:

@@ -28,6 +28,7 @@ from ragfacts.methods.precision.results import (
 from ragfacts.methods.precision.schemas import HolisticJudgement, HolisticVerdict
 from ragfacts.methods.precision.scored import run_holistic_score, run_sentence_scores
 from ragfacts.methods.precision.stages import check_fact, check_logic
+from ragfacts.methods.precision.trained import run_trained_head
 from ragfacts.methods.prompting import ask
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
@@ -127,6 +128,7 @@ STRATEGIES: dict[Strategy, StrategyRunner] = {
     "holistic_then_localise": run_holistic_then_localise,
     "sentence_scores": run_sentence_scores,
     "holistic_score": run_holistic_score,
+    "trained_head": run_trained_head,
 }
 
 

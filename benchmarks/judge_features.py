@@ -1,0 +1,163 @@
+"""Extract what a trained head reads: the embedded model's final hidden state at the whole-answer verdict.
+
+For every (reference, answer) pair of the given JSONL files, the holistic_score prompt (the very messages the
+strategy sends, `holistic_request`) is evaluated once by the local model with `hidden_state=True`: the
+1,536-number state at the position where the reply starts, and the log-probabilities of Yes/No there.
+
+Resumable and incremental: results are stored in chunks under `--store` (default benchmarks/features/<first 12
+hex of the model's SHA-256>/), each row keyed by SHA-256 of (model SHA-256, prompt id, rendered prompt), so a
+pair is extracted once whatever file or order it comes in, and a killed run loses at most one chunk. States are
+float16 (3 KB a pair), which is how they are committed.
+
+    python benchmarks/judge_features.py benchmarks/data/quality/dev.jsonl [more.jsonl ...] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragfacts.items import Item
+from ragfacts.methods.precision.scored import holistic_request
+from ragfacts.models import LocalModelOptions, build_model, parse_spec
+from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.text import detect_lang
+
+ROOT = Path(__file__).resolve().parents[1]
+CHUNK = 20
+
+
+def store_dir(model_sha256: str) -> Path:
+    return ROOT / "benchmarks" / "features" / model_sha256[:12]
+
+
+def row_key(model_sha256: str, prompt_id: str, text: str) -> str:
+    return hashlib.sha256(f"{model_sha256}\n{prompt_id}\n{text}".encode()).hexdigest()
+
+
+def load_store(directory: Path) -> dict[str, dict[str, Any]]:
+    """key -> {state (float16), lp_yes, lp_no, p_yes, tokens, seconds, id, dataset} over every chunk."""
+    rows: dict[str, dict[str, Any]] = {}
+    for path in sorted(directory.glob("*.npz")):
+        if path.name.endswith(".partial.npz"):  # a chunk being written when a run was killed
+            continue
+        with np.load(path, allow_pickle=False) as data:
+            for n, key in enumerate(data["keys"].tolist()):
+                rows[key] = {
+                    "state": data["states"][n],
+                    "lp_yes": float(data["lp"][n, 0]),
+                    "lp_no": float(data["lp"][n, 1]),
+                    "p_yes": float(data["p_yes"][n]),
+                    "tokens": int(data["tokens"][n]),
+                    "seconds": float(data["seconds"][n]),
+                    "id": str(data["ids"][n]),
+                }
+    return rows
+
+
+def read_items(path: Path) -> list[tuple[Item, str]]:
+    """(item, lang) of every labelled row; lang as the strategy resolves it (the answer's language)."""
+    items = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        item = Item(id=row["id"], question=row.get("question"), reference=row["reference"], answer=row["answer"])
+        items.append((item, detect_lang(item.answer)))
+    return items
+
+
+def request_key(item: Item, lang: str, model_sha256: str) -> tuple[str, Any]:
+    messages, labels, prompt_id = holistic_request(item, lang)
+    return row_key(model_sha256, prompt_id, messages[0].content), (messages, labels, prompt_id)
+
+
+def save_chunk(directory: Path, stem: str, rows: list[dict[str, Any]]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    existing = sorted(directory.glob(f"{stem}-*.npz"))
+    number = int(existing[-1].stem.rsplit("-", 1)[1]) + 1 if existing else 0
+    path = directory / f"{stem}-{number:05d}.npz"
+    partial = path.with_suffix(".partial.npz")
+    np.savez(
+        partial,
+        keys=np.array([r["key"] for r in rows]),
+        ids=np.array([r["id"] for r in rows]),
+        states=np.stack([r["state"] for r in rows]).astype(np.float16),
+        lp=np.array([[r["lp_yes"], r["lp_no"]] for r in rows], dtype=np.float32),
+        p_yes=np.array([r["p_yes"] for r in rows], dtype=np.float32),
+        tokens=np.array([r["tokens"] for r in rows], dtype=np.int32),
+        seconds=np.array([r["seconds"] for r in rows], dtype=np.float32),
+    )
+    os.replace(partial, path)
+    return path
+
+
+async def extract(paths: list[Path], limit: int | None, threads: int | None) -> None:
+    sha = DEFAULT_MODEL.sha256
+    directory = store_dir(sha)
+    done = set(load_store(directory))
+    options = LocalModelOptions(n_threads=threads, max_retries=0)
+    model = build_model(parse_spec("local"), options)
+    try:
+        queues = []
+        for path in paths:
+            pending = []
+            for item, lang in read_items(path)[:limit]:
+                key, request = request_key(item, lang, sha)
+                if key not in done:
+                    pending.append((key, item, request))
+                    done.add(key)
+            print(f"{path}: {len(pending)} pairs to extract", file=sys.stderr, flush=True)
+            queues.append(pending)
+        # Files are taken in turn, one pair each, so that a run stopped at any point has a prefix of every file.
+        order = [entry for group in itertools.zip_longest(*queues) for entry in group if entry is not None]
+        stem = "+".join(path.stem for path in paths)
+        rows: list[dict[str, Any]] = []
+        started = time.perf_counter()
+        for n, (key, item, (messages, labels, prompt_id)) in enumerate(order, 1):
+            completion = await model.score_labels(messages, labels, prompt_version=prompt_id, hidden_state=True)
+            if not completion.ok:
+                print(f"  {item.id}: failed ({completion.failure.message})", file=sys.stderr, flush=True)
+                continue
+            scores = completion.parsed
+            yes, no = labels
+            rows.append(
+                {
+                    "key": key,
+                    "id": item.id,
+                    "state": scores.state_vector(),
+                    "lp_yes": scores.logprobs[yes] if scores.logprobs[yes] is not None else -30.0,
+                    "lp_no": scores.logprobs[no] if scores.logprobs[no] is not None else -30.0,
+                    "p_yes": scores.probabilities[yes],
+                    "tokens": completion.usage.prompt_tokens,
+                    "seconds": completion.usage.model_s,
+                }
+            )
+            if len(rows) >= CHUNK or n == len(order):
+                save_chunk(directory, stem, rows)
+                rate = (time.perf_counter() - started) / n
+                print(f"  {n}/{len(order)} · {rate:.2f} s a pair", file=sys.stderr, flush=True)
+                rows = []
+    finally:
+        await model.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--limit", type=int, default=None, help="at most this many rows of each file")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    asyncio.run(extract(args.paths, args.limit, args.threads))
+
+
+if __name__ == "__main__":
+    main()

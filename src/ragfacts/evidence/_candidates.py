@@ -1,0 +1,97 @@
+"""The reference's values shown beside an unsupported mention: of the same kind, closest first."""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+from ragfacts.evidence._mention import Mention
+from ragfacts.evidence._reference import Reference
+
+
+def reference_candidates(mention: Mention, answer: str, ref: Reference, stated: frozenset[str]) -> tuple[str, ...]:
+    """Return the reference's mentions of the mention's kind, as written there, closest first, at most three.
+
+    Closest: sharing the most words around them, then nearest in value (or spelling). Left out: those the
+    answer states too (they are not what it replaced), names with neither shared words nor a like spelling,
+    and, for a small word number or an ordinal, any that does not count or rank the same word.
+    """
+    mentions = ref.entities if mention.kind == "entity" else ref.numeric
+    pool = [r for r in mentions if not r.loose and r.value not in stated and _comparable(mention, r)]
+    if not pool:
+        return ()
+    if mention.weak:  # "three causes" against "two causes", "第三大" against "第二大"; not "two" against "74 players"
+        counted = _counted(answer, mention.end)
+        pool = [r for r in pool if counted and _counted(ref.text, r.end) == counted]
+    context = _context(answer, mention.start, mention.end)
+    scored = []
+    for r in pool:
+        shared = len(context & _context(ref.text, r.start, r.end))
+        distance = _distance(mention, r)
+        if not shared and mention.kind == "entity" and distance > 0.5:
+            continue  # an unrelated name is no candidate
+        scored.append((-shared, distance, r.start, r.text))
+    texts: list[str] = []
+    for *_, text in sorted(scored):
+        if text not in texts:
+            texts.append(text)
+    return tuple(texts[:3])
+
+
+def _comparable(mention: Mention, ref: Mention) -> bool:
+    if mention.kind == "entity":
+        return ref.family == mention.family
+    if ref.kind != mention.kind and not (
+        {mention.kind, ref.kind} == {"number", "date"} and _year_like(mention) and _year_like(ref)
+    ):
+        return False
+    if mention.kind == "number":
+        if mention.weak and _year_like(ref):
+            return False
+        return (mention.family == "ordinal") == (ref.family == "ordinal") and ref.family != "time"
+    if mention.kind == "quantity":
+        return ref.family == mention.family
+    return True
+
+
+def _year_like(mention: Mention) -> bool:
+    if mention.kind == "date":
+        return not mention.decade and mention.date is not None and mention.date[0] is not None
+    amount = mention.amount or 0.0
+    return mention.family == "cardinal" and amount.is_integer() and 1000 <= amount <= 2099
+
+
+def _distance(mention: Mention, ref: Mention) -> float:
+    if mention.kind == "entity":  # letter pairs in common: Sotomayor is near Javier Sotomayor
+        pairs, ref_pairs = _letter_pairs(mention.value), _letter_pairs(ref.value)
+        return 1 - len(pairs & ref_pairs) / max(1, len(pairs | ref_pairs))
+    a = mention.amount if mention.amount is not None else (mention.date or (0,))[0] or 0
+    b = ref.amount if ref.amount is not None else (ref.date or (0,))[0] or 0
+    return abs(math.log1p(abs(a)) - math.log1p(abs(b)))
+
+
+_CONTEXT_WORD = re.compile(r"[a-z]{3,}|[\u4e00-\u9fff]")
+_CONTEXT_STOP_LIST = "the and was were has have had are for with that this from its which who also 的 了 是 在 和 于 为"
+_CONTEXT_STOP = frozenset(_CONTEXT_STOP_LIST.split())
+
+
+@lru_cache(maxsize=4096)
+def _context(text: str, start: int, end: int, width: int = 40) -> frozenset[str]:
+    """The content words and Chinese characters around a mention: what "closest" candidates share with it."""
+    window = text[max(0, start - width) : start] + " " + text[end : end + width]
+    return frozenset(w for w in _CONTEXT_WORD.findall(window.casefold()) if w not in _CONTEXT_STOP)
+
+
+_COUNTED = re.compile(r"[\s-]*([a-z]+|[\u4e00-\u9fff])")
+
+
+def _counted(text: str, end: int) -> str:
+    """The word after a number (what it counts or ranks), a plural "s" dropped: "causes" -> "cause", "大"."""
+    match = _COUNTED.match(text[end : end + 24].casefold())
+    return match.group(1).removesuffix("s") if match else ""
+
+
+@lru_cache(maxsize=4096)
+def _letter_pairs(value: str) -> frozenset[str]:
+    return frozenset(value[i : i + 2] for i in range(len(value) - 1))

@@ -1,0 +1,205 @@
+"""A trained head: P(faithful) read from the model's hidden state at the whole-answer verdict.
+
+`holistic_score` reads P(Yes) - P(No) at the position where the reply starts: one fixed direction of the
+model's final hidden state (the difference of two rows of its output layer). A head is a logistic model over
+the same state, fitted on labelled pairs, with the Yes-No log-odds and the evidence checks (`ragfacts.evidence`)
+beside it: it reads the best direction instead of that one, at the same cost (one forward pass, no generation).
+
+The file (JSON, a few KB) records the model it was trained for (SHA-256 and size of the GGUF), the prompt
+versions the states came from, the weights (standardisation folded in), the thresholds per language chosen on
+a dev split, and the training manifest (data, sizes, dev/test figures). A head is used only with that model
+and those prompts: anything else is refused, because the numbers would mean nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragfacts.evidence import FEATURE_NAMES, feature_vector
+
+FORMAT = "ragfacts-head/1"
+PACKAGED = "ragfacts.heads"  # heads shipped with the package, one JSON file each
+
+
+class HeadMismatch(ValueError):
+    """A head used with another model or other prompts than it was trained for."""
+
+
+def _encode(values: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
+
+
+def _decode(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float64)
+
+
+@dataclass
+class Head:
+    """Weights over [state, Yes-No log-odds, evidence features], a bias and a threshold per language."""
+
+    model_sha256: str
+    model_size: int
+    prompts: dict[str, str]  # lang -> prompt id the states were read under, e.g. holistic_score/en@2
+    state_weights: np.ndarray
+    baseline_weight: float
+    evidence_weights: np.ndarray
+    bias: float
+    thresholds: dict[str, float]
+    evidence_names: tuple[str, ...] = FEATURE_NAMES
+    # An unsupported number, date, amount or name in the answer (ragfacts.evidence) flags it whatever the score.
+    evidence_veto: bool = False
+    name: str = "head"
+    training: dict[str, Any] = field(default_factory=dict)
+
+    def logit(self, state: np.ndarray, log_odds: float, evidence: np.ndarray) -> float:
+        """The head's log-odds that the answer is faithful."""
+        value = float(state @ self.state_weights) + self.baseline_weight * log_odds
+        return value + float(evidence @ self.evidence_weights) + self.bias
+
+    def probability(self, state: np.ndarray, log_odds: float, answer: str, reference: str, lang: str) -> float:
+        """P(faithful) of an answer from its verdict-position state, the model's Yes-No log-odds and the texts."""
+        evidence = np.asarray(feature_vector(answer, reference, lang), dtype=np.float64)
+        return _sigmoid(self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence))
+
+    def threshold(self, lang: str) -> float:
+        return self.thresholds.get(lang, self.thresholds.get("default", 0.5))
+
+    def check(self, *, sha256: str | None, prompt_ids: dict[str, str]) -> None:
+        """Refuse use with another model or prompt version; the message names what differs."""
+        if sha256 is not None and sha256 != self.model_sha256:
+            raise HeadMismatch(
+                f"the head {self.name!r} was trained for the model with SHA-256 {self.model_sha256[:12]}…, not "
+                f"{sha256[:12]}…; train one for this model or use the model it was made for"
+            )
+        for lang, prompt_id in prompt_ids.items():
+            if lang in self.prompts and self.prompts[lang] != prompt_id:
+                raise HeadMismatch(
+                    f"the head {self.name!r} read states under the prompt {self.prompts[lang]}, this version of "
+                    f"ragfacts sends {prompt_id}; retrain the head"
+                )
+        if tuple(self.evidence_names) != tuple(FEATURE_NAMES):
+            raise HeadMismatch(f"the head {self.name!r} was trained on other evidence features; retrain it")
+
+    @property
+    def digest(self) -> str:
+        """What identifies the head's behaviour: a hash of its weights, thresholds, model and prompts."""
+        data = {k: v for k, v in self.to_json().items() if k != "training"}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "name": self.name,
+            "model": {"sha256": self.model_sha256, "size": self.model_size},
+            "prompts": self.prompts,
+            "features": {"state": len(self.state_weights), "evidence": list(self.evidence_names)},
+            "weights": {
+                "state_f32_base64": _encode(self.state_weights),
+                "baseline": self.baseline_weight,
+                "evidence": [float(v) for v in self.evidence_weights],
+                "bias": self.bias,
+            },
+            "thresholds": self.thresholds,
+            "evidence_veto": self.evidence_veto,
+            "training": self.training,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Head:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a ragfacts head file (format {data.get('format')!r}, expected {FORMAT})")
+        weights = data["weights"]
+        return cls(
+            name=data.get("name", "head"),
+            model_sha256=data["model"]["sha256"],
+            model_size=int(data["model"]["size"]),
+            prompts=dict(data["prompts"]),
+            state_weights=_decode(weights["state_f32_base64"]),
+            baseline_weight=float(weights["baseline"]),
+            evidence_weights=np.asarray(weights["evidence"], dtype=np.float64),
+            bias=float(weights["bias"]),
+            thresholds={k: float(v) for k, v in data["thresholds"].items()},
+            evidence_names=tuple(data["features"]["evidence"]),
+            evidence_veto=bool(data.get("evidence_veto", False)),
+            training=data.get("training", {}),
+        )
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Head:
+        try:
+            return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, KeyError, TypeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: not a readable head file ({error})") from error
+
+
+@cache
+def shipped_head(sha256: str | None) -> Head | None:
+    """The head shipped with ragfacts for the model with this SHA-256, if there is one."""
+    if sha256 is None:
+        return None
+    for entry in resources.files(PACKAGED).iterdir():
+        if entry.name.endswith(".json"):
+            data = json.loads(entry.read_text(encoding="utf-8"))
+            if data.get("model", {}).get("sha256") == sha256:
+                return Head.from_json(data)
+    return None
+
+
+def log_odds(logprobs: dict[str, float | None], yes: str, no: str) -> float:
+    """The model's Yes-No log-odds at the verdict; a label not among the top candidates counts as -30."""
+    values = [logprobs.get(label) for label in (yes, no)]
+    first, second = (-30.0 if value is None else value for value in values)
+    return first - second
+
+
+def _sigmoid(value: float) -> float:
+    if value >= 0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exp = math.exp(value)
+    return exp / (1.0 + exp)
+
+
+def fit_logistic(
+    features: np.ndarray,
+    labels: np.ndarray,
+    penalty: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    iterations: int = 50,
+    tolerance: float = 1e-8,
+) -> tuple[np.ndarray, float]:
+    """L2-penalised logistic regression by Newton's method: (weights, bias).
+
+    `penalty` is the L2 strength per feature (0 leaves a feature free); the bias is never penalised.
+    Minimises sum_i w_i * logloss_i / sum_i w_i + 0.5 * sum_j penalty_j * beta_j^2.
+    """
+    n, d = features.shape
+    weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    weight = weight / weight.sum()
+    design = np.hstack([features, np.ones((n, 1))])
+    reg = np.append(np.asarray(penalty, dtype=np.float64), 0.0)
+    beta = np.zeros(d + 1)
+    for _ in range(iterations):
+        z = design @ beta
+        p = 1.0 / (1.0 + np.exp(-z))
+        gradient = design.T @ (weight * (p - labels)) + reg * beta
+        curvature = weight * p * (1.0 - p)
+        hessian = (design * curvature[:, None]).T @ design + np.diag(reg) + 1e-10 * np.eye(d + 1)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if float(np.abs(step).max()) < tolerance:
+            break
+    return beta[:-1], float(beta[-1])

@@ -1,0 +1,157 @@
+"""The trained_head strategy: P(faithful) from a head over the model's hidden state, plus evidence checks.
+
+One forward pass decides: the holistic_score prompt is evaluated with `hidden_state=True`, and the head
+(`head.Head`) turns the state at the verdict position, the model's Yes-No log-odds there and the evidence
+features of the texts into P(faithful), compared with the head's threshold for the answer's language (chosen on
+a dev split; `-O threshold=` overrides it). Numbers, dates and names of the answer that the reference does not
+contain (`ragfacts.evidence`) are listed as the judgement's problems, in words: "the answer says 1949; the
+reference says 1898"; a head trained with `evidence_veto` flags such an answer whatever its probability.
+
+A flagged answer is localised like holistic_score's: every sentence is scored by the same head (the sentence as
+the answer), the sentence holding an unsupported number or name (else the least supported one) carries the
+verdict, and the paper's fact stage explains and types it (with `explain_failures`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from pathlib import Path
+
+from ragfacts.evidence import find_unsupported
+from ragfacts.items import Item
+from ragfacts.methods.precision.head import Head, HeadMismatch, log_odds, shipped_head
+from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.results import AnswerLabel, CallRecord, CheckResult, HolisticResult, ScoreResult
+from ragfacts.methods.precision.scored import HOLISTIC_PROMPT, explain_weakest, holistic_request
+from ragfacts.models import ChatModel, ConfigurationError
+from ragfacts.prompts import load_prompt
+from ragfacts.text import split_sentences
+from ragfacts.usage import Usage
+
+STAGE = "trained_head"
+
+
+@cache
+def _head_file(path: str) -> Head:
+    try:
+        return Head.load(Path(path).expanduser())
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from error
+
+
+def head_for(model: ChatModel, options: CheckOptions) -> Head:
+    """The head this check uses (the given file, else the one shipped for the model), checked against both."""
+    profile = model.profile()
+    if not profile.hidden_state:
+        raise ConfigurationError(
+            f"strategy=trained_head reads the model's hidden state, which the {model.backend} backend does not "
+            "give; use a local GGUF model (--model local) or another strategy"
+        )
+    if options.head is not None:
+        head = _head_file(options.head)
+        sha256 = profile.sha256 or getattr(model, "weights_sha256", lambda: None)()
+    else:
+        found = shipped_head(profile.sha256)
+        if found is None:
+            raise ConfigurationError(
+                "no trained head ships for this model (ragfacts ships one for its embedded model); pass "
+                "-O head=FILE or use strategy=holistic_score"
+            )
+        head, sha256 = found, profile.sha256
+    prompts = {lang: load_prompt(HOLISTIC_PROMPT, lang).id for lang in head.prompts}
+    try:
+        head.check(sha256=sha256, prompt_ids=prompts)
+    except HeadMismatch as error:
+        raise ConfigurationError(str(error)) from error
+    return head
+
+
+async def _head_score(
+    model: ChatModel, head: Head, item: Item, lang: str, threshold: float
+) -> tuple[ScoreResult, CallRecord]:
+    """P(faithful) of `item` by the head: one forward pass with the hidden state."""
+    messages, (yes, no), prompt_id = holistic_request(item, lang)
+    completion = await model.score_labels(messages, [yes, no], stage=STAGE, prompt_version=prompt_id, hidden_state=True)
+    call = CallRecord.of(completion)
+    if not completion.ok:
+        return ScoreResult(call=call, threshold=threshold), call
+    scores = completion.parsed
+    probability = head.probability(
+        scores.state_vector(), log_odds(scores.logprobs, yes, no), item.answer, item.reference or "", lang
+    )
+    verdict = "consistent" if probability >= threshold else "inconsistent"
+    relation = ">=" if verdict == "consistent" else "<"
+    return (
+        ScoreResult(
+            verdict=verdict,
+            probability=probability,
+            threshold=threshold,
+            explanation=f"P(faithful) = {probability:.2f} {relation} {threshold:.2f} (trained head)",
+            call=call,
+        ),
+        call,
+    )
+
+
+async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
+    """One forward pass: the head's P(faithful) of the whole answer decides; evidence checks name the problems."""
+    head = head_for(model, options)
+    threshold = options.threshold if options.threshold is not None else head.threshold(lang)
+    score, call = await _head_score(model, head, item, lang, threshold)
+    mismatches = find_unsupported(item.answer, item.reference or "", lang)
+    judgement = HolisticResult(
+        call=call,
+        threshold=threshold,
+        probability=score.probability,
+        verdict=score.verdict,
+        explanation=score.explanation,
+        problems=[m.explain(lang) for m in mismatches],
+    )
+    result = CheckResult(
+        id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options, holistic=judgement
+    )
+    if score.verdict is None:
+        failure = call.failure
+        result.reason = f"the judgement failed ({failure.kind.value}: {failure.message})" if failure else None
+    else:
+        if head.evidence_veto and mismatches and score.verdict == "consistent":
+            judgement.verdict = score.verdict = "inconsistent"
+            judgement.explanation = f"{score.explanation}, but the evidence check flags the answer"
+        result.label = AnswerLabel(score.verdict)
+        if result.label is AnswerLabel.INCONSISTENT:
+            result.reason = f"judged inconsistent as a whole ({score.explanation})"
+            if judgement.problems:
+                result.reason += "; " + "; ".join(judgement.problems)
+            if options.explain_failures:
+                await _localise(model, head, item, options, lang, result, mismatches)
+    result.usage = Usage.sum(c.usage for c, _ in result.calls())
+    return result
+
+
+async def _localise(
+    model: ChatModel,
+    head: Head,
+    item: Item,
+    options: CheckOptions,
+    lang: str,
+    result: CheckResult,
+    mismatches: list,
+) -> None:
+    """Score each sentence with the head; the one with an unsupported number or name, else the weakest, is explained."""
+    sentences = split_sentences(item.answer) or [item.answer]
+    scores: list[ScoreResult | None] = [None]
+    if len(sentences) > 1:
+        threshold = options.threshold if options.threshold is not None else head.threshold(lang)
+        scored = await asyncio.gather(
+            *(
+                _head_score(model, head, item.model_copy(update={"answer": sentence}), lang, threshold)
+                for sentence in sentences
+            )
+        )
+        scores = [score for score, _ in scored]
+    weakest = None
+    if mismatches:
+        first = min(mismatches, key=lambda m: m.start)
+        weakest = next((n for n, s in enumerate(sentences) if first.text in s), None)
+    await explain_weakest(model, item, options, lang, result, sentences, scores, weakest)

@@ -1,0 +1,167 @@
+"""The trained_head strategy: a logistic head over the model's hidden state at the verdict, plus evidence checks.
+
+The maths is checked on numbers; the strategy for real on a tiny GGUF (SmolLM2-135M): states are extracted, a
+head is trained on a few pairs, written, read back, and decides verdicts; a head for another model is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import numpy as np
+import pytest
+
+from ragfacts.evidence import FEATURE_NAMES
+from ragfacts.items import Item
+from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_item, default_strategy
+from ragfacts.methods.precision.head import Head, fit_logistic, log_odds, shipped_head
+from ragfacts.methods.precision.scored import holistic_request
+from ragfacts.models import ConfigurationError, ModelProfile
+from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.models.options import LocalModelOptions
+from tests.models.test_llamacpp import SMOLLM2, needs_model
+
+PAIRS = [  # (reference, answer, faithful)
+    ("The bridge opened in 1932 and is 503 metres long.", "The bridge opened in 1932.", True),
+    ("The bridge opened in 1932 and is 503 metres long.", "The bridge opened in 1958.", False),
+    ("Marie Curie was born in Warsaw in 1867.", "Marie Curie was born in Warsaw.", True),
+    ("Marie Curie was born in Warsaw in 1867.", "Marie Curie was born in Paris.", False),
+    ("Peking University was founded in 1898 as the Imperial University.", "It was founded in 1898.", True),
+    ("Peking University was founded in 1898 as the Imperial University.", "It was founded in 1949.", False),
+]  # English only: SmolLM2 knows no Chinese Yes/No
+
+
+def _head(weights: np.ndarray, bias: float = 0.0, sha256: str = "a" * 64, threshold: float = 0.5) -> Head:
+    return Head(
+        model_sha256=sha256,
+        model_size=1,
+        prompts={"en": "holistic_score/en@2", "zh": "holistic_score/zh@2"},
+        state_weights=weights,
+        baseline_weight=0.0,
+        evidence_weights=np.zeros(len(FEATURE_NAMES)),
+        bias=bias,
+        thresholds={"en": threshold, "zh": threshold},
+    )
+
+
+def test_logistic_fit_reaches_the_penalised_optimum():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(200, 3))
+    labels = (features @ np.array([2.0, -1.0, 0.0]) + rng.normal(scale=0.5, size=200) > 0).astype(float)
+    penalty = np.array([0.01, 0.01, 0.0])
+    weights, bias = fit_logistic(features, labels, penalty)
+    p = 1 / (1 + np.exp(-(features @ weights + bias)))
+    gradient = features.T @ (p - labels) / len(labels) + penalty * weights
+    assert np.abs(gradient).max() < 1e-6 and abs(float(np.mean(p - labels))) < 1e-6
+    assert weights[0] > 1.0 and weights[1] < -0.5  # the signal's directions
+
+
+def test_a_strong_penalty_shrinks_the_penalised_weights_only():
+    features = np.array([[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
+    labels = np.array([1.0, 0.0, 1.0, 0.0])
+    weights, _ = fit_logistic(features, labels, np.array([1e4, 0.0]), iterations=100)
+    assert abs(weights[0]) < 1e-3 and abs(weights[1]) < 1e-6  # the second carries no signal at all
+
+
+def test_log_odds_counts_an_unseen_label_as_minus_thirty():
+    assert log_odds({"Yes": math.log(0.8), "No": math.log(0.2)}, "Yes", "No") == pytest.approx(math.log(4))
+    assert log_odds({"Yes": -0.1, "No": None}, "Yes", "No") == pytest.approx(29.9)
+
+
+def test_a_head_file_round_trips_and_gives_the_same_probability(tmp_path):
+    head = _head(np.array([0.5, -0.25, 1.0]), bias=0.1)
+    head.save(tmp_path / "head.json")
+    again = Head.load(tmp_path / "head.json")
+    state = np.array([1.0, 2.0, 3.0])
+    assert again.probability(state, 0.0, "a", "a", "en") == pytest.approx(head.probability(state, 0.0, "a", "a", "en"))
+    assert again.digest == head.digest and again.thresholds == {"en": 0.5, "zh": 0.5}
+
+
+def test_a_head_refuses_another_model_and_another_prompt_version():
+    head = _head(np.zeros(2))
+    with pytest.raises(ValueError, match="SHA-256 aaaaaaaaaaaa"):
+        head.check(sha256="b" * 64, prompt_ids={})
+    with pytest.raises(ValueError, match="holistic_score/en@1"):
+        head.check(sha256="a" * 64, prompt_ids={"en": "holistic_score/en@1"})
+
+
+def test_auto_picks_the_head_only_where_one_ships_and_the_state_can_be_read():
+    shipped = shipped_head(DEFAULT_MODEL.sha256)
+    embedded = ModelProfile(parameters_b=1.5, label_scores=True, hidden_state=True, sha256=DEFAULT_MODEL.sha256)
+    assert default_strategy(embedded) == ("trained_head" if shipped else "holistic_score")
+    assert default_strategy(embedded.model_copy(update={"sha256": "f" * 64})) == "holistic_score"
+    assert default_strategy(embedded.model_copy(update={"hidden_state": False})) == "holistic_score"
+
+
+async def test_an_endpoint_gives_no_hidden_state_so_the_strategy_is_refused(make_model):
+    with pytest.raises(ConfigurationError, match="hidden state"):
+        await check_item(make_model(), Item(reference="r", answer="a"), CheckOptions(strategy="trained_head"))
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(n_ctx=1024))
+    yield model
+    asyncio.run(model.aclose())
+
+
+async def _state(model, reference: str, answer: str) -> tuple[np.ndarray, float, dict]:
+    item = Item(reference=reference, answer=answer)
+    messages, (yes, no), prompt_id = holistic_request(item, "en")
+    completion = await model.score_labels(messages, [yes, no], prompt_version=prompt_id, hidden_state=True)
+    assert completion.ok, completion.failure
+    plain = await model.score_labels(messages, [yes, no], prompt_version=prompt_id)
+    return completion.parsed.state_vector(), log_odds(completion.parsed.logprobs, yes, no), plain.parsed.probabilities
+
+
+@needs_model
+async def test_the_state_is_read_in_the_same_forward_pass_as_the_verdict(tiny):
+    state, odds, plain = await _state(tiny, *PAIRS[0][:2])
+    other, _, _ = await _state(tiny, *PAIRS[1][:2])
+    assert state.shape == (576,) and np.isfinite(state).all()  # SmolLM2-135M's hidden size
+    assert not np.allclose(state, other)
+    assert 1 / (1 + math.exp(-odds)) == pytest.approx(plain["Yes"], abs=0.02)  # the same verdict as without it
+
+
+@needs_model
+async def test_a_head_trained_on_a_few_pairs_decides_verdicts_and_is_refused_for_another_model(tiny, tmp_path):
+    rows = [await _state(tiny, reference, answer) for reference, answer, _ in PAIRS]
+    features = np.stack([state for state, _, _ in rows])
+    labels = np.array([1.0 if faithful else 0.0 for *_, faithful in PAIRS])
+    mean, scale = features.mean(axis=0), features.std(axis=0) + 1e-3
+    weights, bias = fit_logistic((features - mean) / scale, labels, np.full(features.shape[1], 1e-4))
+    state_weights = weights / scale
+    head = _head(state_weights, bias - float(state_weights @ mean), sha256=tiny.weights_sha256())
+    path = tmp_path / "head.json"
+    head.save(path)
+
+    options = CheckOptions(strategy="trained_head", head=str(path), explain_failures=False)
+    for reference, answer, faithful in PAIRS:
+        result = await check_item(tiny, Item(reference=reference, answer=answer), options)
+        assert result.label is (AnswerLabel.CONSISTENT if faithful else AnswerLabel.INCONSISTENT), answer
+        assert result.holistic.probability is not None and "trained head" in result.holistic.explanation
+    flagged = await check_item(tiny, Item(reference=PAIRS[5][0], answer=PAIRS[5][1]), options)
+    assert any("1949" in problem and "1898" in problem for problem in flagged.holistic.problems)
+
+    flipped = _head(-head.state_weights, -head.bias, sha256=head.model_sha256)
+    flipped.save(path.with_name("flipped.json"))
+    options = options.model_copy(update={"head": str(path.with_name("flipped.json"))})
+    result = await check_item(tiny, Item(reference=PAIRS[0][0], answer=PAIRS[0][1]), options)
+    assert result.label is AnswerLabel.INCONSISTENT  # the weights, not the prompt, decide
+
+    lenient = _head(np.zeros_like(head.state_weights), bias=5.0, sha256=head.model_sha256)  # P = 0.99 for all
+    lenient.evidence_veto = True
+    lenient.save(path.with_name("veto.json"))
+    options = options.model_copy(update={"head": str(path.with_name("veto.json"))})
+    faithful, changed = [await check_item(tiny, Item(reference=r, answer=a), options) for r, a, _ in PAIRS[4:6]]
+    assert faithful.label is AnswerLabel.CONSISTENT
+    assert changed.label is AnswerLabel.INCONSISTENT and changed.holistic.probability > 0.9  # the evidence decides
+    assert "1949" in changed.reason and "evidence check" in changed.holistic.explanation
+
+    _head(head.state_weights, sha256="0" * 64).save(path.with_name("other.json"))
+    with pytest.raises(ConfigurationError, match="trained for the model"):
+        options = options.model_copy(update={"head": str(path.with_name("other.json"))})
+        await check_item(tiny, Item(reference=PAIRS[0][0], answer=PAIRS[0][1]), options)
