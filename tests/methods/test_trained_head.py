@@ -143,6 +143,7 @@ async def test_a_head_trained_on_a_few_pairs_decides_verdicts_and_is_refused_for
         result = await check_item(tiny, Item(reference=reference, answer=answer), options)
         assert result.label is (AnswerLabel.CONSISTENT if faithful else AnswerLabel.INCONSISTENT), answer
         assert result.holistic.probability is not None and "trained head" in result.holistic.explanation
+        assert '"state":null' in result.holistic.call.text  # results keep the log-probabilities, not 3 KB of state
     flagged = await check_item(tiny, Item(reference=PAIRS[5][0], answer=PAIRS[5][1]), options)
     assert any("1949" in problem and "1898" in problem for problem in flagged.holistic.problems)
 

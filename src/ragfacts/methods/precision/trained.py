@@ -77,6 +77,7 @@ async def _head_score(
     if not completion.ok:
         return ScoreResult(call=call, threshold=threshold), call
     scores = completion.parsed
+    call.text = scores.model_copy(update={"state": None}).model_dump_json()  # results keep the log-probabilities
     probability = head.probability(
         scores.state_vector(), log_odds(scores.logprobs, yes, no), item.answer, item.reference or "", lang
     )
