@@ -442,6 +442,7 @@ def main() -> None:
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,
             "dev_out_of_fold": next(r for r in results if r["method"] == head_model.name + " (dev: out of fold)"),
+            "test": next(r for r in results if r["method"] == head_model.name and r["split"] == "test"),
             "benchmark": "benchmarks/train_head.py",
         }
         head_model.head(train, figures).save(HEAD_FILE)
