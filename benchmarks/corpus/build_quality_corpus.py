@@ -24,11 +24,12 @@ import argparse
 import hashlib
 import json
 import random
-import subprocess
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from pinned import PinnedSource, SourceError
 
 SEED = 20261123
 DEV_FRACTION = 0.4
@@ -131,50 +132,9 @@ SUMMEDITS_PER_LABEL = 12  # per domain
 SUMMEDITS_MAX_PER_DOCUMENT = 2  # edited summaries per document and per label
 
 
-class SourceError(RuntimeError):
-    pass
-
-
-def _read_bytes(root: Path, commit: str, path: str) -> bytes:
-    """Read ``path`` at ``commit`` from a bare git mirror, or from a checkout of that commit."""
-    if (root / "objects").is_dir() and (root / "HEAD").is_file():
-        done = subprocess.run(
-            ["git", f"--git-dir={root}", "cat-file", "blob", f"{commit}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise SourceError(f"{root}: cannot read {commit}:{path}: {done.stderr.decode(errors='replace')}")
-        return done.stdout
-    file = root / path
-    if not file.is_file():
-        raise SourceError(f"{file} is missing")
-    return file.read_bytes()
-
-
-class Source:
+class Source(PinnedSource):
     def __init__(self, name: str, root: Path, pin_only: bool = False) -> None:
-        self.name = name
-        self.root = root
-        self.commit, self.files = PINNED[name]
-        self.pin_only = pin_only
-        self.digests: dict[str, str] = {}
-
-    def read(self, path: str) -> bytes:
-        data = _read_bytes(self.root, self.commit, path)
-        digest = hashlib.sha256(data).hexdigest()
-        expected = self.files[path]
-        if expected and digest != expected and not self.pin_only:
-            raise SourceError(f"{self.name}: {path} has sha256 {digest}, expected {expected}")
-        self.digests[path] = digest
-        return data
-
-    def json(self, path: str) -> object:
-        return json.loads(self.read(path).decode("utf-8"))
-
-    def jsonl(self, path: str) -> list[dict]:
-        text = self.read(path).decode("utf-8")
-        return [json.loads(line) for line in text.split("\n") if line.strip()]
+        super().__init__(name, root, *PINNED[name], pin_only=pin_only)
 
 
 def _fits(lang: str, reference: str, answer: str) -> bool:

@@ -35,11 +35,13 @@ import json
 import random
 import re
 import statistics
-import subprocess
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from build_quality_corpus import PINNED as QUALITY_PINNED
+from pinned import PinnedSource, SourceError, git_blob_id
 
 SEED = 20261123  # the quality corpus's seed; every generator here is seeded from it and a name
 
@@ -75,65 +77,20 @@ SUMMEDITS_FILE = "data/summedits/summedits_{}.json"
 SUMMEDITS_DOMAINS = ("sales_call", "sales_email", "scitldr", "qmsumm")
 
 # repository -> (commit, {path: sha256})
+# The quality corpus's sources at the same commits (build_quality_corpus.PINNED), and the files only this split reads.
+EXTRA_FILES: dict[str, dict[str, str]] = {
+    "ocnli": {
+        # train.50k.json and train.30k.json are absent from the stored snapshot (too large); train.10k.json is a
+        # sample of train.30k and contains train.3k.json.
+        "data/ocnli/train.10k.json": "b8a0b7b72f62eb8d47a4d21ba34c4948bf2bdf5fde649a964ef3779504c7ab81",
+    },
+    "rgb": {
+        "data/en_fact.json": "92f4b2330ee407f74fbd923197028ef5140cfbc1f4b4092efec2d4d10ae6c9e5",
+        "data/zh_refine.json": "7a5c7547dcfa1b83429b53a41644453508f820f502d3817312cbf8051afb4563",
+    },
+}
 PINNED: dict[str, tuple[str, dict[str, str]]] = {
-    "faithbench": (
-        "cf89797d82812c23b5d5e5c121f1d9b8983bbbce",
-        {
-            "data_for_release/batch_1.json": "a4e7858702e741b0fb024a022a906f61fb8eb65011b7f7b138e56e080a4c8c59",
-            "data_for_release/batch_2.json": "18f1b2b9eae6fbf2020f295dc5ca512ef1a7e389e763b707bc51831f58df6a70",
-            "data_for_release/batch_3.json": "84b709a9d88998f478f429ee2330ea18666ae9e5340ea398ece03cec6ab54308",
-            "data_for_release/batch_4.json": "c0f68bc222dd8b6e332cb6668840de8da150687ddf6f9b5bd243f389033fda42",
-            "data_for_release/batch_5.json": "6be08bb37ccdf68e41e117b0174cc3c8b41ed7bf85134d00e0e89c023e96b436",
-            "data_for_release/batch_6.json": "a5fd42aa64fbe15f535192ddfd3cfc72b53535cde7834cb6685ebe0a229f8587",
-            "data_for_release/batch_7.json": "28e83e1487381ce317103505dab4d5679ad74f53541374a98e24e3673734343b",
-            "data_for_release/batch_8.json": "5cf2b8ab42fe1d4b0018cf736448dd8a88318267b0efc2f45ea200e713932975",
-            "data_for_release/batch_9.json": "4924fe2d0975890712032a128544c0619c2ebf81d5d472e99e7883f1a9720bd5",
-            "data_for_release/batch_10.json": "8e5cec822516abbf74cd6796104bbe537da98628c671b64c10afa3b15bebe08c",
-            "data_for_release/batch_11.json": "cf999c8fa9696f4b24d8f4b08f9fdd6603a942cfee63ad851ff6d1f265c116cc",
-            "data_for_release/batch_12.json": "fda9f0e0eae69c13b79a8fc1f81d1f8a02e9f28ad8c3274619c4369bb15c818e",
-            "data_for_release/batch_14.json": "72f07b9f4b91f8a49d96e7adc79a8308edb92a2e6b34babcd9ef68dc6b7b2f34",
-            "data_for_release/batch_15.json": "c6608ce2edd17134674c7f8a0fdfc871e22458b432b35506889886c737eb4663",
-            "data_for_release/batch_16.json": "e35ace1069bb79844b122415d3c4192f7147737a2b9ad509185fb2c1ba7090db",
-        },
-    ),
-    "halueval": (
-        "b7253db3cdaa0ab2c382f92b26b390109174f77e",
-        {"generation/qa/qa_one-turn_data.json": "a69227a32d03a0f034db10de62a92cdfd0e57c305f72a9f8c48e0edab74e44f6"},
-    ),
-    "factcheckgpt": (
-        "a9e6a04a953ad880806529c504a679dd1ad06528",
-        {"factcheck-GPT-benchmark.jsonl": "8bbf41a58ee1b7431fecd2a23f231f764e378e04edeb4d2a7a83949a7f40cf4b"},
-    ),
-    "summedits": (
-        "0da1dfa62c783218d26208c1796d3a2605bec745",
-        {
-            SUMMEDITS_FILE.format(domain): digest
-            for domain, digest in {
-                "sales_call": "81381ad89c8e3dd8450ee6355f847e8b76cbb134e126d5568a79a33334bb1fef",
-                "sales_email": "8267fffdd318e513bde0f7efbd9226f908f1a5a2944f783902fdd0d6b0b8ccef",
-                "scitldr": "b4d359277bafa11587505f0332797266b69c316c713db17376f0d99413e4b350",
-                "qmsumm": "011e2b70ba291d1a75d14526fcacb156f70cb6ed66b375143768389b6db67bff",
-            }.items()
-        },
-    ),
-    "ocnli": (
-        "b53efdee17257a5c33993cf6fcf8ffff0497ea0e",
-        {
-            # train.50k.json and train.30k.json are absent from the stored snapshot (too large); train.10k.json is a
-            # sample of train.30k and contains train.3k.json.
-            "data/ocnli/train.10k.json": "b8a0b7b72f62eb8d47a4d21ba34c4948bf2bdf5fde649a964ef3779504c7ab81",
-            # read only to map the quality corpus's OCNLI items (dev.json ids) to their premise ids
-            "data/ocnli/dev.json": "001ded235d73a18dac68a45a38cd5f9b3f9311fa4246df623e199422c073ddc5",
-        },
-    ),
-    "rgb": (
-        "65ec39e40e7dc9abb50e9bf1b4f32be3f6f16615",
-        {
-            "data/en_fact.json": "92f4b2330ee407f74fbd923197028ef5140cfbc1f4b4092efec2d4d10ae6c9e5",
-            "data/zh_fact.json": "171c4bc97860635092ce099f2da095c6ba8d07f0c6f7a19d0231373192f07da0",
-            "data/zh_refine.json": "7a5c7547dcfa1b83429b53a41644453508f820f502d3817312cbf8051afb4563",
-        },
-    ),
+    name: (commit, {**files, **EXTRA_FILES.get(name, {})}) for name, (commit, files) in QUALITY_PINNED.items()
 }
 
 # RAGTruth's data files (about 30 MB together) are pinned by their git blob ids at the commit, because no stored
@@ -172,58 +129,12 @@ RAGTRUTH_TEST_PER_TASK_LABEL = 50  # 200 items
 RAGTRUTH_TASKS = ("QA", "Summary")
 
 
-class SourceError(RuntimeError):
-    pass
-
-
-def _read_bytes(root: Path, commit: str, path: str) -> bytes:
-    """Read ``path`` at ``commit`` from a bare git mirror, or from a checkout of that commit."""
-    if (root / "objects").is_dir() and (root / "HEAD").is_file():
-        done = subprocess.run(
-            ["git", f"--git-dir={root}", "cat-file", "blob", f"{commit}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise SourceError(f"{root}: cannot read {commit}:{path}: {done.stderr.decode(errors='replace').strip()}")
-        return done.stdout
-    file = root / path
-    if not file.is_file():
-        raise SourceError(f"{file} is missing")
-    return file.read_bytes()
-
-
-def _git_blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-class Source:
+class Source(PinnedSource):
     def __init__(self, name: str, root: Path, pin_only: bool = False) -> None:
-        self.name = name
-        self.root = root
-        if name == "ragtruth":
-            self.commit, self.files = RAGTRUTH_COMMIT, dict(RAGTRUTH_BLOBS)
+        if name == "ragtruth":  # its files are too large for the snapshots' text: pinned by git blob id
+            super().__init__(name, root, RAGTRUTH_COMMIT, dict(RAGTRUTH_BLOBS), pin_only, digest=git_blob_id)
         else:
-            self.commit, self.files = PINNED[name]
-        self.pin_only = pin_only
-        self.digests: dict[str, str] = {}
-
-    def read(self, path: str) -> bytes:
-        data = _read_bytes(self.root, self.commit, path)
-        digest = hashlib.sha256(data).hexdigest()
-        expected = self.files[path]
-        actual = _git_blob_id(data) if self.name == "ragtruth" else digest
-        if actual != expected and not self.pin_only:
-            raise SourceError(f"{self.name}: {path} has digest {actual}, expected {expected}")
-        self.digests[path] = digest
-        return data
-
-    def json(self, path: str) -> object:
-        return json.loads(self.read(path).decode("utf-8"))
-
-    def jsonl(self, path: str) -> list[dict]:
-        text = self.read(path).decode("utf-8")
-        return [json.loads(line) for line in text.split("\n") if line.strip()]
+            super().__init__(name, root, *PINNED[name], pin_only=pin_only)
 
 
 def _fits(lang: str, reference: str, answer: str, max_reference: int | None = None) -> bool:

@@ -36,11 +36,12 @@ import io
 import json
 import random
 import statistics
-import subprocess
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+
+from pinned import PinnedSource, SourceError
 
 SEED = 20261123  # the quality corpus's seed; every generator here is seeded from it and a name
 
@@ -117,45 +118,9 @@ BEGIN_PER_LABEL = {"wow": 200, "cmu": 200, "tc": 200}  # cmu and tc hold far few
 BEGIN_MAX_PER_KNOWLEDGE = 2  # responses per knowledge snippet and label (each was answered by four models)
 
 
-class SourceError(RuntimeError):
-    pass
-
-
-def _read_bytes(root: Path, commit: str, path: str) -> bytes:
-    """Read ``path`` at ``commit`` from a bare git mirror, or from a checkout of that commit."""
-    if (root / "objects").is_dir() and (root / "HEAD").is_file():
-        done = subprocess.run(
-            ["git", f"--git-dir={root}", "cat-file", "blob", f"{commit}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise SourceError(f"{root}: cannot read {commit}:{path}: {done.stderr.decode(errors='replace').strip()}")
-        return done.stdout
-    file = root / path
-    if not file.is_file():
-        raise SourceError(f"{file} is missing")
-    return file.read_bytes()
-
-
-class Source:
+class Source(PinnedSource):
     def __init__(self, name: str, root: Path, pin_only: bool = False) -> None:
-        self.name = name
-        self.root = root
-        self.commit, self.files = PINNED[name]
-        self.pin_only = pin_only
-        self.digests: dict[str, str] = {}
-
-    def text(self, path: str) -> str:
-        data = _read_bytes(self.root, self.commit, path)
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != self.files[path] and not self.pin_only:
-            raise SourceError(f"{self.name}: {path} has SHA-256 {digest}, expected {self.files[path]}")
-        self.digests[path] = digest
-        return data.decode("utf-8")
-
-    def jsonl(self, path: str) -> list[dict]:
-        return [json.loads(line) for line in self.text(path).split("\n") if line.strip()]
+        super().__init__(name, root, *PINNED[name], pin_only=pin_only)
 
 
 def _sha16(text: str) -> str:
