@@ -424,12 +424,26 @@ def main() -> None:
     shipped = max((refit, refit_veto), key=lambda m: dev_ba[m.name])
     choice["shipped"] = shipped.name
 
+    flags: dict[str, dict[str, float]] = {}  # share of answers the evidence checks flag, per language and label
+    for split in (dev, *finals):
+        flagged = evidence_flags(split)
+        for lang in ("en", "zh"):
+            for gold, name in ((1, "faithful"), (0, "flawed")):
+                mask = np.array([r["lang"] == lang for r in split.rows]) & (split.gold == gold)
+                flags.setdefault(split.name, {})[f"{lang} {name}"] = round(float(flagged[mask].mean()), 4)
+
     sizes = {s.name: {"extracted": len(s.rows), "rows": s.total} for s in (train, dev, *finals)}
     timing = {
         "median_seconds_per_pair_up_to_500_tokens": round(float(np.median(dev.seconds[dev.tokens <= 500])), 3),
         "median_tokens": int(np.median(np.concatenate([dev.tokens, test.tokens]))),
     }
-    report = {"sizes": sizes, "choice": choice, "timing_2_cores": timing, "results": results}
+    report = {
+        "sizes": sizes,
+        "choice": choice,
+        "timing_2_cores": timing,
+        "evidence_flagged": flags,
+        "results": results,
+    }
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))
