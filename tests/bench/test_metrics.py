@@ -66,7 +66,7 @@ def test_the_tables_carry_the_hand_computed_numbers_and_their_rule():
     assert "| -Negative | 75.0 |" in markdown
     assert "| judge | consistent | 2 | 1 | 1 |" in markdown
     assert "| judge | 2.0 | 38 | 0 | 0 | 0.0 |" in markdown  # cost per answer
-    assert "unscored answers count as wrong" in markdown
+    assert "unscored and uncertain answers count as wrong" in markdown
 
 
 def test_balanced_accuracy_is_given_per_language_and_tabulated_when_there_are_several():

@@ -3,7 +3,9 @@
 Scoring rule, stated under every table: an answer the method left unscored counts as wrong — in accuracy,
 in the accuracy of its class, and as not flagged (a miss for an inconsistent answer, not a false alarm for a
 consistent one) in the precision, recall and F1 of the inconsistent class. Nothing is dropped: the
-denominator is every labelled answer the method judged.
+denominator is every labelled answer the method judged. An uncertain answer (its probability in the abstain band)
+counts as wrong in those figures too; "decided" figures are over the answers that are neither uncertain nor
+unscored, beside the share of answers left uncertain.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from ragfacts.typology import parse_error_type
 from ragfacts.usage import Usage
 
 RULE = (
-    "unscored answers count as wrong (and as not flagged in P/R/F1 of the inconsistent class); "
+    "unscored and uncertain answers count as wrong (and as not flagged in P/R/F1 of the inconsistent class); "
+    "'decided' figures leave uncertain answers out and give their share; "
     "intervals: bootstrap 95% over answers, 2,000 resamples"
 )
-PREDICTIONS = ("consistent", "inconsistent", "unscored")
+PREDICTIONS = ("consistent", "inconsistent", "unscored", "uncertain")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Judged:
     """One labelled answer as a method judged it."""
 
     gold: str  # consistent | inconsistent
-    predicted: str  # consistent | inconsistent | unscored
+    predicted: str  # consistent | inconsistent | unscored | uncertain
     error_type: str | None = None
     source_model: str | None = None
     usage: Usage = field(default_factory=Usage)
@@ -69,6 +72,9 @@ class ClassificationMetrics(BaseModel):
     f1_inconsistent: float | None = None
     confusion: dict[str, dict[str, int]] = {}  # gold -> predicted -> answers
     unscored: int = 0
+    uncertain: int = 0  # in the abstain band
+    decided_balanced_accuracy: Estimate = Estimate()  # over the answers not uncertain
+    decided_by_language: dict[str, Estimate] = {}
     failed_calls: int = 0
     by_error_type: dict[str, Rate] = {}  # inconsistent answers, judged inconsistent
     by_source_model: dict[str, Rate] = {}  # all answers, judged right
@@ -106,11 +112,16 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
     p, r = m.precision_inconsistent, m.recall_inconsistent
     # A judge that flags nothing has no precision, but its F1 is 0 (it found none of the inconsistent answers).
     m.f1_inconsistent = None if r is None else (2 * p * r / (p + r) if p and r else 0.0)
+    m.unscored = sum(j.predicted == "unscored" for j in judged)
+    m.uncertain = sum(j.predicted == "uncertain" for j in judged)
+    decided = np.array([j.predicted != "uncertain" for j in judged])
+    shown = [p for p in PREDICTIONS if p != "uncertain" or m.uncertain]  # the column only where a band was set
     m.confusion = {
-        gold: {pred: sum(j.gold == gold and j.predicted == pred for j in judged) for pred in PREDICTIONS}
+        gold: {pred: sum(j.gold == gold and j.predicted == pred for j in judged) for pred in shown}
         for gold in ("consistent", "inconsistent")
     }
-    m.unscored = sum(j.predicted == "unscored" for j in judged)
+    if m.uncertain and decided.any():
+        m.decided_balanced_accuracy = _bootstrap(correct[decided], gold_inconsistent[decided], _balanced_accuracy)
     m.failed_calls = sum(j.failures for j in judged)
     for j in judged:
         if j.gold == "inconsistent":
@@ -122,6 +133,9 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
     for lang in sorted({j.lang for j in judged if j.lang}):
         chosen = np.array([j.lang == lang for j in judged])
         m.by_language[lang] = _bootstrap(correct[chosen], gold_inconsistent[chosen], _balanced_accuracy)
+        if m.uncertain and (chosen & decided).any():
+            kept = chosen & decided
+            m.decided_by_language[lang] = _bootstrap(correct[kept], gold_inconsistent[kept], _balanced_accuracy)
     m.by_error_type = dict(sorted(m.by_error_type.items()))
     m.by_source_model = dict(sorted(m.by_source_model.items()))
     m.usage = Usage.sum(j.usage for j in judged)

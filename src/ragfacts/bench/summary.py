@@ -1,7 +1,8 @@
 """Dataset summaries: % consistent, mean faithfulness, mean recall, with bootstrap 95% intervals.
 
 The rule, stated wherever a summary is shown: every row a method judged is in every denominator. An
-unscored answer counts as not consistent; a row whose score is missing because its calls failed counts
+unscored answer, and an uncertain one (its probability in the abstain band), counts as not consistent; a row
+whose score is missing because its calls failed counts
 as 0 (faithfulness, recall), and the summary also gives the mean with those rows counted as 1, so the two
 bracket what the failures hide. Rows not judged yet (`--limit`, a run stopped early) are counted apart.
 """
@@ -16,8 +17,9 @@ from pydantic import BaseModel
 from ragfacts.methods.base import Kind, Outcome
 
 RULE = (
-    "every judged row is in every denominator: unscored answers count as not consistent; rows whose calls "
-    "failed score 0 (the 'if failed = 1' column counts them as 1); intervals: bootstrap 95%, 2,000 resamples"
+    "every judged row is in every denominator: unscored and uncertain answers count as not consistent (and pass "
+    "no gate); rows whose calls failed or that are uncertain score 0 (the 'if failed = 1' column counts them as "
+    "1); intervals: bootstrap 95%, 2,000 resamples"
 )
 RESAMPLES = 2000
 SEED = 20240825
@@ -42,6 +44,7 @@ class MethodSummary(BaseModel):
     consistent: int = 0
     inconsistent: int = 0
     unscored: int = 0
+    uncertain: int = 0  # in the abstain band: decided not to decide
     consistent_share: Estimate | None = None  # precision only
     score: Estimate = Estimate()  # mean faithfulness (precision) or recall
     score_if_failed_is_1: float | None = None
@@ -62,6 +65,7 @@ def summarise_method(method: str, kind: Kind, applicable: int, outcomes: Sequenc
         summary.consistent = sum(o.label == "consistent" for o in outcomes)
         summary.inconsistent = sum(o.label == "inconsistent" for o in outcomes)
         summary.unscored = sum(o.label == "unscored" for o in outcomes)
+        summary.uncertain = sum(o.label == "uncertain" for o in outcomes)
         summary.consistent_share = bootstrap_mean([float(o.label == "consistent") for o in outcomes])
     summary.score = bootstrap_mean([o.score if o.score is not None else 0.0 for o in outcomes])
     if outcomes:
@@ -133,5 +137,13 @@ def gate_failures(
             if value is None:
                 failed.append(f"gate {gate} {threshold:g}: {s.method} judged no row")
             elif value < threshold:
-                failed.append(f"gate {gate} {threshold:g} failed: {s.method} measured {value:.3f}")
+                failed.append(f"gate {gate} {threshold:g} failed: {s.method} measured {value:.3f}{_apart(s)}")
     return failed
+
+
+def _apart(summary: MethodSummary) -> str:
+    """What the gate counted as not consistent without a verdict: uncertain and unscored answers, if any."""
+    parts = [f"{n} {name}" for n, name in ((summary.uncertain, "uncertain"), (summary.unscored, "unscored")) if n]
+    if summary.kind != "precision" or not parts:
+        return ""
+    return f" ({' and '.join(parts)} counted as not consistent)"

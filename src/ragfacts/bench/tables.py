@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.bench.metrics import RULE, ClassificationMetrics, Rate
+from ragfacts.bench.metrics import PREDICTIONS, RULE, ClassificationMetrics, Rate
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.summary import Estimate
 from ragfacts.typology import ErrorType
@@ -85,6 +85,8 @@ def precision_tables(metrics: Sequence[ClassificationMetrics]) -> list[TableData
             ]
         )
     tables.append(classification)
+    if any(m.uncertain for m in metrics):
+        tables.append(_abstention(metrics))
     languages = sorted({lang for m in metrics for lang in m.by_language})
     if len(languages) > 1:
         table = TableData(
@@ -95,13 +97,33 @@ def precision_tables(metrics: Sequence[ClassificationMetrics]) -> list[TableData
         for m in metrics:
             table.rows.append([m.method, *[_estimate(m.by_language.get(lang, Estimate())) for lang in languages]])
         tables.append(table)
-    confusion = TableData("Confusion (gold → predicted)", ["method", "gold", "consistent", "inconsistent", "unscored"])
+    predictions = [p for p in PREDICTIONS if p != "uncertain" or any(m.uncertain for m in metrics)]
+    confusion = TableData("Confusion (gold → predicted)", ["method", "gold", *predictions])
     for m in metrics:
         for gold, row in m.confusion.items():
-            confusion.rows.append([m.method, gold, *[str(row[p]) for p in ("consistent", "inconsistent", "unscored")]])
+            confusion.rows.append([m.method, gold, *[str(row.get(p, 0)) for p in predictions]])
     tables.append(confusion)
     tables.append(_cost([(m.method, m.answers, m.usage) for m in metrics]))
     return tables
+
+
+def _abstention(metrics: Sequence[ClassificationMetrics]) -> TableData:
+    """Methods with an abstain band: how many answers they left uncertain, and how well they decided the rest."""
+    languages = sorted({lang for m in metrics for lang in m.decided_by_language})
+    table = TableData(
+        "Abstain band: answers left uncertain, balanced accuracy on the decided ones (%)",
+        ["method", "uncertain", "balanced accuracy (all)", "decided", *[f"decided {lang}" for lang in languages]],
+        note="all: uncertain answers count as wrong; decided: the answers not uncertain; "
+        "intervals: bootstrap 95% over answers",
+    )
+    for m in metrics:
+        share = f"{m.uncertain} ({_percent(m.uncertain / m.answers if m.answers else None)})"
+        decided = _estimate(m.decided_balanced_accuracy) if m.uncertain else _estimate(m.balanced_accuracy)
+        by_lang = [
+            _estimate(m.decided_by_language.get(lang) or m.by_language.get(lang, Estimate())) for lang in languages
+        ]
+        table.rows.append([m.method, share, _estimate(m.balanced_accuracy), decided, *by_lang])
+    return table
 
 
 def recall_tables(metrics: Sequence[RecallMetrics]) -> list[TableData]:

@@ -25,6 +25,9 @@ def result_view(result: dict[str, Any], outcome: dict[str, Any]) -> dict[str, An
         holistic = result.get("holistic") or {}
         if holistic:
             view["problems"] = holistic.get("problems", [])
+            if holistic.get("probability") is not None:  # the probability strategies: P(faithful) on the chip
+                view["probability"] = holistic["probability"]
+                view["calibrated"] = bool(holistic.get("calibrated"))
         explanation = holistic.get("explanation")
         # holistic_score's P(Yes) against its threshold; a flagged answer's reason already says it
         if explanation and holistic.get("probability") is not None and explanation not in (view["reason"] or ""):

@@ -16,7 +16,12 @@ from ragfacts.methods.lface4rag import AnswerLabel, CheckResult, ScoreResult, St
 from ragfacts.methods.recall import RecallResult
 from ragfacts.typology import ErrorType, parse_error_type
 
-_STYLE = {AnswerLabel.CONSISTENT: "green", AnswerLabel.INCONSISTENT: "red", AnswerLabel.UNSCORED: "yellow"}
+_STYLE = {
+    AnswerLabel.CONSISTENT: "green",
+    AnswerLabel.INCONSISTENT: "red",
+    AnswerLabel.UNSCORED: "yellow",
+    AnswerLabel.UNCERTAIN: "magenta",
+}
 
 
 def show_check(result: CheckResult) -> None:
@@ -118,8 +123,9 @@ def summary_table(summaries: Sequence[MethodSummary]) -> Table:
         consistent = "-"
         if s.consistent_share is not None:
             consistent = _estimate(s.consistent_share, percent=True)
-            if s.unscored:
-                consistent += f" ({s.unscored} unscored)"
+            apart = [f"{n} {name}" for n, name in ((s.uncertain, "uncertain"), (s.unscored, "unscored")) if n]
+            if apart:
+                consistent += f" ({', '.join(apart)})"
         label = "faithfulness" if s.kind == "precision" else "recall"
         upper = f"{s.score_if_failed_is_1:.3f}" if s.score_if_failed_is_1 is not None else "-"
         table.add_row(escape(s.method), judged, consistent, f"{label} {_estimate(s.score)}", upper, str(s.incomplete))

@@ -33,7 +33,7 @@ from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
 Kind = Literal["precision", "recall"]
-Label = Literal["consistent", "inconsistent", "unscored"]
+Label = Literal["consistent", "inconsistent", "unscored", "uncertain"]
 ENTRY_POINT_GROUP = "ragfacts.methods"
 
 

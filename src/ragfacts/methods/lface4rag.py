@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragfacts.hashing import digest
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
 from ragfacts.methods.precision.costs import estimate_check
 from ragfacts.methods.precision.options import CheckOptions, DecompositionMethod, Strategy, default_strategy
+from ragfacts.methods.precision.probability import calibration_for
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -106,6 +108,10 @@ class LFace4RAG(PrecisionMethod):
             configuration = {**configuration, "strategy_version": changed}
         if self.options.strategy == "trained_head":  # another head gives other verdicts: its weights count
             configuration = {**configuration, "head": head_for(model, self.options).digest}
+        elif self.options.strategy == "holistic_score":  # so does another calibration of its probability
+            calibration = calibration_for(model, self.options, "holistic_score")
+            if calibration is not None:
+                configuration = {**configuration, "calibration": digest(calibration.to_json())}
         return configuration
 
     def uses_label_scores(self, model: ChatModel) -> bool:

@@ -18,7 +18,9 @@
   function chip(entry) {
     var view = entry[2];
     var label = view.label || (view.score === null || view.score === undefined ? "unscored" : "recall");
-    var node = el("span", "chip " + (view.label || (view.complete ? "" : "unscored")), methodName(entry) + ": " + label + score(view.score));
+    var shown = view.probability === null || view.probability === undefined ? score(view.score)
+      : " P(faithful) " + Number(view.probability).toFixed(2) + (view.calibrated ? "" : " (uncalibrated)");
+    var node = el("span", "chip " + (view.label || (view.complete ? "" : "unscored")), methodName(entry) + ": " + label + shown);
     if (view.failures) node.title = view.failures + " failed call(s)";
     return node;
   }

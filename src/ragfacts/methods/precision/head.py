@@ -9,6 +9,10 @@ The file (JSON, a few KB) records the model it was trained for (SHA-256 and size
 versions the states came from, the weights (standardisation folded in), the thresholds per language chosen on
 a dev split, and the training manifest (data, sizes, dev/test figures). A head is used only with that model
 and those prompts: anything else is refused, because the numbers would mean nothing.
+
+A head file also carries the calibrations (`calibration.Calibration`) of the model's probability strategies,
+fitted on labelled answers the head was not fitted on: the head's own ("trained_head") and the model's P(Yes)
+("holistic_score"), each with the abstain band chosen there (`--uncertain auto`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
+from ragfacts.methods.precision.calibration import Calibration
 
 FORMAT = "ragfacts-head/1"
 PACKAGED = "ragfacts.heads"  # heads shipped with the package, one JSON file each
@@ -60,10 +65,12 @@ class Head:
     evidence_veto: bool = False
     name: str = "head"
     training: dict[str, Any] = field(default_factory=dict)
+    calibrations: dict[str, Calibration] = field(default_factory=dict)  # strategy -> calibration
 
     def logit(self, state: np.ndarray, log_odds: float, evidence: np.ndarray) -> float:
         """The head's log-odds that the answer is faithful."""
-        value = float(state @ self.state_weights) + self.baseline_weight * log_odds
+        value = float(state @ self.state_weights) if self.uses_state else 0.0
+        value += self.baseline_weight * log_odds
         return value + float(evidence @ self.evidence_weights) + self.bias
 
     def probability(self, state: np.ndarray, log_odds: float, answer: str, reference: str, lang: str) -> float:
@@ -72,7 +79,13 @@ class Head:
         return _sigmoid(self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence))
 
     def threshold(self, lang: str) -> float:
+        """The raw probability at or above which an answer in `lang` passes (chosen on dev)."""
         return self.thresholds.get(lang, self.thresholds.get("default", 0.5))
+
+    @property
+    def uses_state(self) -> bool:
+        """False for a head over the log-odds and the evidence alone (an endpoint without hidden states)."""
+        return len(self.state_weights) > 0
 
     def check(self, *, sha256: str | None, prompt_ids: dict[str, str]) -> None:
         """Refuse use with another model or prompt version; the message names what differs."""
@@ -111,6 +124,7 @@ class Head:
             },
             "thresholds": self.thresholds,
             "evidence_veto": self.evidence_veto,
+            "calibration": {name: c.to_json() for name, c in sorted(self.calibrations.items())},
             "training": self.training,
         }
 
@@ -132,6 +146,7 @@ class Head:
             evidence_names=tuple(data["features"]["evidence"]),
             evidence_veto=bool(data.get("evidence_veto", False)),
             training=data.get("training", {}),
+            calibrations={k: Calibration.from_json(v) for k, v in (data.get("calibration") or {}).items()},
         )
 
     def save(self, path: Path) -> None:
@@ -141,7 +156,7 @@ class Head:
     def load(cls, path: Path) -> Head:
         try:
             return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, KeyError, TypeError, json.JSONDecodeError) as error:
+        except (OSError, KeyError, TypeError, ValueError) as error:
             raise ValueError(f"{path}: not a readable head file ({error})") from error
 
 
@@ -178,28 +193,31 @@ def fit_logistic(
     penalty: np.ndarray,
     sample_weight: np.ndarray | None = None,
     *,
+    intercept: bool = True,
     iterations: int = 50,
     tolerance: float = 1e-8,
 ) -> tuple[np.ndarray, float]:
     """L2-penalised logistic regression by Newton's method: (weights, bias).
 
-    `penalty` is the L2 strength per feature (0 leaves a feature free); the bias is never penalised.
+    `penalty` is the L2 strength per feature (0 leaves a feature free); the bias is never penalised, and is 0
+    without `intercept`.
     Minimises sum_i w_i * logloss_i / sum_i w_i + 0.5 * sum_j penalty_j * beta_j^2.
     """
-    n, d = features.shape
+    n = features.shape[0]
     weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     weight = weight / weight.sum()
-    design = np.hstack([features, np.ones((n, 1))])
-    reg = np.append(np.asarray(penalty, dtype=np.float64), 0.0)
-    beta = np.zeros(d + 1)
+    design = np.hstack([features, np.ones((n, 1 if intercept else 0))])
+    reg = np.asarray(penalty, dtype=np.float64)
+    reg = np.append(reg, 0.0) if intercept else reg
+    beta = np.zeros(design.shape[1])
     for _ in range(iterations):
         z = design @ beta
         p = 1.0 / (1.0 + np.exp(-z))
         gradient = design.T @ (weight * (p - labels)) + reg * beta
         curvature = weight * p * (1.0 - p)
-        hessian = (design * curvature[:, None]).T @ design + np.diag(reg) + 1e-10 * np.eye(d + 1)
+        hessian = (design * curvature[:, None]).T @ design + np.diag(reg) + 1e-10 * np.eye(len(beta))
         step = np.linalg.solve(hessian, gradient)
         beta -= step
         if float(np.abs(step).max()) < tolerance:
             break
-    return beta[:-1], float(beta[-1])
+    return (beta[:-1], float(beta[-1])) if intercept else (beta, 0.0)

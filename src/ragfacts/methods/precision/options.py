@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ragfacts.methods.precision.head import shipped_head
-from ragfacts.models import ModelProfile
+from ragfacts.models import ConfigurationError, ModelProfile
 from ragfacts.text import detect_lang
 
 Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores", "holistic_score", "trained_head"]
+PROBABILITY_STRATEGIES = ("holistic_score", "trained_head")  # one P(faithful) per answer: calibrated, banded
 DecompositionMethod = Literal["logic_preserving", "conventional"]
 
 
@@ -43,8 +44,15 @@ class CheckOptions(BaseModel):
         None,
         ge=0.0,
         le=1.0,
-        description="sentence_scores and holistic_score: a unit passes iff P(supported) >= threshold; none = "
-        "the strategy's measured default (DEFAULT_THRESHOLDS)",
+        description="sentence_scores, holistic_score and trained_head: a unit passes iff its probability >= "
+        "threshold (the calibrated P(faithful) where the model has a calibration); none = the strategy's default "
+        "chosen on dev",
+    )
+    uncertain: tuple[float, float] | Literal["auto"] | None = Field(
+        None,
+        description="holistic_score and trained_head: LOW,HIGH labels an answer whose P(faithful) is in [LOW, "
+        "HIGH) 'uncertain' (counted apart, never passes a gate); auto = the band chosen on dev with the "
+        "model's calibration",
     )
     explain_failures: bool = Field(
         True,
@@ -77,12 +85,34 @@ class CheckOptions(BaseModel):
     )
     lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
 
+    @field_validator("uncertain", mode="before")
+    @classmethod
+    def _band(cls, value: object) -> object:
+        """Read "LOW,HIGH" (as written on a command line) and check 0 <= LOW < HIGH <= 1."""
+        if isinstance(value, str) and value.strip().lower() != "auto":
+            parts = [p.strip() for p in value.split(",")]
+            try:
+                value = tuple(float(p) for p in parts)
+            except ValueError:
+                raise ValueError(f"the band is LOW,HIGH (e.g. 0.3,0.7) or auto, not {value!r}") from None
+        if isinstance(value, (tuple, list)):
+            if len(value) != 2 or not 0.0 <= float(value[0]) < float(value[1]) <= 1.0:
+                raise ValueError(f"the band is LOW,HIGH with 0 <= LOW < HIGH <= 1, not {value!r}")
+            return (float(value[0]), float(value[1]))
+        return value.strip().lower() if isinstance(value, str) else value
+
     def resolved_for(self, profile: ModelProfile) -> CheckOptions:
         """These options with `auto` replaced by the strategy that suits the model, and the threshold set."""
         options = self
         if options.strategy == "auto":
             options = options.model_copy(update={"strategy": default_strategy(profile)})
-        if options.threshold is None and options.strategy != "trained_head":  # a head has one per language
+        if options.uncertain is not None and options.strategy not in PROBABILITY_STRATEGIES:
+            raise ConfigurationError(
+                f"--uncertain needs a strategy that gives a probability ({', '.join(PROBABILITY_STRATEGIES)}), not "
+                f"{options.strategy}"
+            )
+        # holistic_score and trained_head take their default threshold where they know whether it is calibrated
+        if options.threshold is None and options.strategy not in PROBABILITY_STRATEGIES:
             options = options.model_copy(update={"threshold": DEFAULT_THRESHOLDS.get(options.strategy, 0.5)})
         return options
 

@@ -21,11 +21,13 @@ QuoteMatch = Literal["exact", "normalised", "not_found"]
 
 
 class AnswerLabel(str, Enum):
-    """An answer's (or a segment's) outcome; "unscored" when failures leave it undecided."""
+    """An answer's (or a segment's) outcome; "unscored" when failures leave it undecided, "uncertain" when its
+    probability falls in the abstain band the user set (a decided abstention, not a failure)."""
 
     CONSISTENT = "consistent"
     INCONSISTENT = "inconsistent"
     UNSCORED = "unscored"
+    UNCERTAIN = "uncertain"
 
 
 class QuoteCheck(BaseModel):
@@ -134,8 +136,12 @@ class HolisticResult(StageResult):
 
     stage: Literal["holistic"] = "holistic"
     problems: list[str] = []
-    probability: float | None = None  # holistic_score: P(Yes) as the reply's first token
-    threshold: float | None = None
+    # holistic_score and trained_head: P(faithful), calibrated where `calibrated` (else the raw score)
+    probability: float | None = None
+    raw_probability: float | None = None  # the score before calibration: P(Yes), or the head's output
+    calibrated: bool = False
+    threshold: float | None = None  # on the scale of `probability`
+    band: tuple[float, float] | None = None  # the abstain band applied
 
 
 class SegmentResult(BaseModel):

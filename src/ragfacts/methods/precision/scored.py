@@ -21,6 +21,7 @@ from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_batched
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS, CheckOptions
+from ragfacts.methods.precision.probability import Decision, calibration_for, decide
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -103,26 +104,41 @@ def holistic_request(item: Item, lang: str) -> tuple[list[Message], list[str], s
 
 
 async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
-    """One forward pass: P(the whole answer is supported) from the first-token probabilities of Yes/No."""
+    """One forward pass: P(the whole answer is supported) from the first-token probabilities of Yes/No.
+
+    Calibrated where the model has a calibration (probability.py); an answer in the abstain band is uncertain.
+    """
     messages, (yes, no), prompt_id = holistic_request(item, lang)
+    calibration = calibration_for(model, options, HOLISTIC_PROMPT)
     completion = await model.score_labels(messages, [yes, no], stage=HOLISTIC_PROMPT, prompt_version=prompt_id)
-    threshold = options.threshold
-    judgement = HolisticResult(call=CallRecord.of(completion), threshold=threshold)
+    judgement = HolisticResult(call=CallRecord.of(completion), threshold=options.threshold)
     result = CheckResult(
         id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options, holistic=judgement
     )
     if completion.ok:
-        judgement.probability = probability = completion.parsed.probabilities[yes]
-        judgement.verdict = "consistent" if probability >= threshold else "inconsistent"
-        relation = ">=" if judgement.verdict == "consistent" else "<"
-        judgement.explanation = f"P(supported) = {probability:.2f} {relation} {threshold:.2f}"
-        result.label = AnswerLabel(judgement.verdict)
+        raw_threshold = DEFAULT_THRESHOLDS[HOLISTIC_PROMPT]
+        decision = decide(completion.parsed.probabilities[yes], lang, raw_threshold, options, calibration)
+        record_decision(judgement, decision, "P(supported)")
+        result.label = AnswerLabel.UNCERTAIN if decision.uncertain else AnswerLabel(decision.verdict)
+        if result.label is AnswerLabel.UNCERTAIN:
+            result.reason = f"uncertain: {judgement.explanation}"
         if result.label is AnswerLabel.INCONSISTENT and options.explain_failures:
             await _localise(model, item, options, lang, result)
     else:
         result.reason = f"the judgement failed ({completion.failure.kind.value}: {completion.failure.message})"
     result.usage = Usage.sum(call.usage for call, _ in result.calls())
     return result
+
+
+def record_decision(judgement: HolisticResult, decision: Decision, name: str, source: str = "") -> None:
+    """Write a probability's decision into the whole-answer judgement."""
+    judgement.probability = decision.probability
+    judgement.raw_probability = decision.raw
+    judgement.calibrated = decision.calibrated
+    judgement.threshold = decision.threshold
+    judgement.band = decision.band
+    judgement.verdict = decision.verdict
+    judgement.explanation = decision.explain(name, source)
 
 
 async def _localise(model: ChatModel, item: Item, options: CheckOptions, lang: str, result: CheckResult) -> None:

@@ -15,29 +15,20 @@ verdict, and the paper's fact stage explains and types it (with `explain_failure
 from __future__ import annotations
 
 import asyncio
-from functools import cache
-from pathlib import Path
 
 from ragfacts.evidence import find_unsupported
 from ragfacts.items import Item
 from ragfacts.methods.precision.head import Head, HeadMismatch, log_odds, shipped_head
 from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.probability import decide, head_file
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord, CheckResult, HolisticResult, ScoreResult
-from ragfacts.methods.precision.scored import HOLISTIC_PROMPT, explain_weakest, holistic_request
+from ragfacts.methods.precision.scored import HOLISTIC_PROMPT, explain_weakest, holistic_request, record_decision
 from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.prompts import load_prompt
 from ragfacts.text import split_sentences
 from ragfacts.usage import Usage
 
 STAGE = "trained_head"
-
-
-@cache
-def _head_file(path: str) -> Head:
-    try:
-        return Head.load(Path(path).expanduser())
-    except ValueError as error:
-        raise ConfigurationError(str(error)) from error
 
 
 def head_for(model: ChatModel, options: CheckOptions) -> Head:
@@ -49,7 +40,7 @@ def head_for(model: ChatModel, options: CheckOptions) -> Head:
             "give; use a local GGUF model (--model local) or another strategy"
         )
     if options.head is not None:
-        head = _head_file(options.head)
+        head = head_file(options.head)
         sha256 = profile.sha256 or getattr(model, "weights_sha256", lambda: None)()
     else:
         found = shipped_head(profile.sha256)
@@ -96,32 +87,35 @@ async def _head_score(
 
 
 async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
-    """One forward pass: the head's P(faithful) of the whole answer decides; evidence checks name the problems."""
+    """One forward pass: the head's P(faithful) of the whole answer decides; evidence checks name the problems.
+
+    The probability is calibrated where the head carries a calibration; an answer in the abstain band is uncertain.
+    """
     head = head_for(model, options)
-    threshold = options.threshold if options.threshold is not None else head.threshold(lang)
-    score, call = await _head_score(model, head, item, lang, threshold)
+    raw_threshold = head.threshold(lang)
+    score, call = await _head_score(model, head, item, lang, raw_threshold)
     mismatches = find_unsupported(item.answer, item.reference or "", lang)
-    judgement = HolisticResult(
-        call=call,
-        threshold=threshold,
-        probability=score.probability,
-        verdict=score.verdict,
-        explanation=score.explanation,
-        problems=[m.explain(lang) for m in mismatches],
-    )
+    judgement = HolisticResult(call=call, problems=[m.explain(lang) for m in mismatches])
     result = CheckResult(
         id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options, holistic=judgement
     )
-    if score.verdict is None:
+    if score.probability is None:
         failure = call.failure
         result.reason = f"the judgement failed ({failure.kind.value}: {failure.message})" if failure else None
     else:
-        if head.evidence_veto and mismatches and score.verdict == "consistent":
-            judgement.verdict = score.verdict = "inconsistent"
-            judgement.explanation = f"{score.explanation}, but the evidence check flags the answer"
-        result.label = AnswerLabel(score.verdict)
+        flagged = head.evidence_veto and bool(mismatches)
+        calibration = head.calibrations.get(STAGE)
+        decision = decide(score.probability, lang, raw_threshold, options, calibration, flagged=flagged, vetoed=flagged)
+        record_decision(judgement, decision, "P(faithful)", "trained head, ")
+        if flagged:
+            judgement.explanation += "; the evidence check flags the answer"
+        if decision.uncertain:
+            result.label = AnswerLabel.UNCERTAIN
+            result.reason = f"uncertain: {judgement.explanation}"
+        else:
+            result.label = AnswerLabel(decision.verdict)
         if result.label is AnswerLabel.INCONSISTENT:
-            result.reason = f"judged inconsistent as a whole ({score.explanation})"
+            result.reason = f"judged inconsistent as a whole ({judgement.explanation})"
             if judgement.problems:
                 result.reason += "; " + "; ".join(judgement.problems)
             if options.explain_failures:
@@ -143,7 +137,7 @@ async def _localise(
     sentences = split_sentences(item.answer) or [item.answer]
     scores: list[ScoreResult | None] = [None]
     if len(sentences) > 1:
-        threshold = options.threshold if options.threshold is not None else head.threshold(lang)
+        threshold = head.threshold(lang)  # sentences are ranked by the head's raw probability
         scored = await asyncio.gather(
             *(
                 _head_score(model, head, item.model_copy(update={"answer": sentence}), lang, threshold)
