@@ -60,7 +60,8 @@ async def judge_item(model: ChatModel, judge: Method, item: Item) -> MethodResul
 
 def item_gate(judge: Method, outcome: Outcome, thresholds: dict[str, float | None]) -> Gate:
     """The thresholds of a one-answer request checked against its outcome, by the rule of dataset summaries
-    (unscored and uncertain are not consistent, a missing score counts 0) without their bootstrap: one answer has no interval."""
+    (unscored and uncertain are not consistent, a missing score counts 0) without their bootstrap: one answer has
+    no interval."""
     score = Estimate(value=outcome.score if outcome.score is not None else 0.0, n=1)
     summary = MethodSummary(method=judge.spec, kind=judge.kind, applicable=1, judged=1, score=score)
     if judge.kind == "precision":
