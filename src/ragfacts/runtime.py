@@ -91,6 +91,7 @@ class Runtime:
             self.cache = ResponseCache(Path(directory) / "cache.sqlite3")
         self.spec = parse_spec(settings.model or default_model_spec(), settings.base_url)
         self._model: ChatModel | None = None
+        self._second: ChatModel | None = None
 
     def model(self) -> ChatModel:
         """The run's model, built on first use."""
@@ -102,7 +103,19 @@ class Runtime:
             self._model = build_model(self.spec, options, cache=self.cache, ledger=self.ledger)
         return self._model
 
+    def second_model(self, spec: str) -> ChatModel:
+        """A second model for the run (a cascade's): its own options' defaults, the run's cache, and the run's
+        ledger with its stages named after it, so that the ledger says what each model cost."""
+        if self._second is None:
+            parsed = parse_spec(spec, self.settings.base_url)  # an openai: model at the run's --base-url
+            options = model_options({"concurrency": self.settings.concurrency})
+            ledger = self.ledger.for_second_model(parsed.name or parsed.backend)
+            self._second = build_model(parsed, options, cache=self.cache, ledger=ledger)
+        return self._second
+
     async def aclose(self) -> None:
+        if self._second is not None:
+            await self._second.aclose()
         if self._model is not None:
             await self._model.aclose()
         if self.cache is not None:

@@ -151,6 +151,7 @@ from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and
 from ragfacts.cli import report as _report  # noqa: E402
 from ragfacts.cli import serve as _serve  # noqa: E402
 from ragfacts.cli import synth as _synth  # noqa: E402
+from ragfacts.cli import train_head as _train_head  # noqa: E402
 
 __all__ = [
     "_bench",
@@ -163,6 +164,7 @@ __all__ = [
     "_report",
     "_serve",
     "_synth",
+    "_train_head",
     "app",
     "main",
 ]

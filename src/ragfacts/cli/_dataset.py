@@ -49,6 +49,59 @@ from ragfacts.runtime import Runtime
 # added to the --json document.
 AfterRun = Callable[[RunDir, RunPlan, ChatModel], dict[str, Any]]
 
+# The cascade's two options, declared once for the commands that judge precision.
+EscalateTo = Annotated[
+    str | None,
+    typer.Option(
+        "--escalate-to",
+        help="re-judge the answers left uncertain (--uncertain) with this model, e.g. openai:gpt-4o or "
+        "local:/models/qwen2.5-7b.gguf; its verdict decides, both are kept, its cost is its own ledger rows",
+        show_default=False,
+    ),
+]
+EscalateMethod = Annotated[
+    str, typer.Option("--escalate-method", help="the precision method the --escalate-to model runs, with options")
+]
+DEFAULT_ESCALATE_METHOD = "lface4rag:strategy=paper"
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Where uncertain answers go: a model spec and the method it runs."""
+
+    model: str
+    method: str = DEFAULT_ESCALATE_METHOD
+
+
+def escalation_for(judges: list[Method], model: str | None, method: str) -> Escalation | None:
+    """The cascade asked for, checked: the precision judge must have an abstain band to escalate from."""
+    if model is None:
+        if method != DEFAULT_ESCALATE_METHOD:
+            fail("--escalate-method is for --escalate-to MODEL")
+        return None
+    for judge in judges:
+        if judge.kind == "precision" and getattr(judge.options, "uncertain", None) is None:
+            fail(
+                f"--escalate-to re-judges the answers {judge.spec} leaves uncertain: give it a band with --uncertain "
+                "LOW,HIGH (or auto, the band chosen with the model's calibration)"
+            )
+    method_for("precision", method, {})  # a bad method spec exits 2 before anything runs
+    return Escalation(model, method)
+
+
+def with_escalation(methods: list[Method], runtime: Runtime, escalation: Escalation | None) -> list[Method]:
+    """The precision methods as cascades onto the second model, when one was asked for."""
+    if escalation is None:
+        return methods
+    from ragfacts.methods.cascade import Cascade
+
+    try:
+        second_model = runtime.second_model(escalation.model)
+    except ConfigurationError as error:
+        fail(f"--escalate-to {escalation.model}: {error}")
+    second = method_for("precision", escalation.method, {})
+    return [Cascade(m, second, second_model) if m.kind == "precision" else m for m in methods]
+
 
 @dataclass
 class Gates:
@@ -86,6 +139,7 @@ class DatasetRun:
     report: Path | None = None  # write this report (.html or .md) at the end
     ray: RayOptions | None = None  # judge on Ray workers; None: in this process
     dataset: Dataset | None = None  # already built (evaluate --endpoint: the service's answers); else read `data`
+    escalation: Escalation | None = None  # a cascade: uncertain answers re-judged by a second model
 
 
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
@@ -184,6 +238,9 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         model = runtime.model()
     except ConfigurationError as error:  # e.g. no API key: bad usage, not a bug
         fail(str(error))
+    if job.escalation is not None and job.ray is not None:
+        fail("--escalate-to runs in this process; leave out --engine ray")
+    plan.methods = with_escalation(plan.methods, runtime, job.escalation)
 
     async def judge_all(_: Runtime) -> RunReport:
         if job.ray is None:
@@ -248,12 +305,12 @@ def method_for(kind: Kind, name: str, options: dict[str, Any]) -> Method:
     return judge
 
 
-def judge_one(state: AppState, judge: Method, item: Item, gates: Gates) -> None:
+def judge_one(state: AppState, judge: Method, item: Item, gates: Gates, escalation: Escalation | None = None) -> None:
     """Judge one answer, show the result (JSON on stdout with --json), then the ledger; exit 1 if a gate fails."""
 
     async def job(runtime: Runtime) -> Any:
         model = runtime.model()
-        (prepared,) = await prepare(model, [judge])
+        (prepared,) = await prepare(model, with_escalation([judge], runtime, escalation))
         return await prepared.evaluate(item, model)
 
     def report(result: Any) -> None:

@@ -11,6 +11,7 @@ from rich.table import Table
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.summary import RULE, Estimate, MethodSummary
 from ragfacts.console import err
+from ragfacts.methods.cascade import CascadeResult
 from ragfacts.methods.holistic import HolisticCheck
 from ragfacts.methods.lface4rag import AnswerLabel, CheckResult, ScoreResult, StageResult
 from ragfacts.methods.recall import RecallResult
@@ -31,7 +32,10 @@ def show_check(result: CheckResult) -> None:
     faithfulness = f"  faithfulness {result.faithfulness:.2f}" if result.faithfulness is not None else ""
     err.print(f"[bold {_STYLE[label]}]{label.value.upper()}[/]{faithfulness}{reason}")
     if result.holistic is not None:
-        err.print(f"holistic judgement: {_verdict(result.holistic)}")
+        verdict = _verdict(result.holistic)
+        if label is AnswerLabel.UNCERTAIN:  # the threshold's side, said as a leaning, not as the verdict
+            verdict = f"uncertain, leans {escape(result.holistic.verdict or '-')}"
+        err.print(f"holistic judgement: {verdict}")
     if result.segments:
         table = Table(title_justify="left", show_lines=True)
         scored = any(segment.score is not None for segment in result.segments)
@@ -70,6 +74,11 @@ def show_result(result: Any) -> None:
         show_check(result)
     elif isinstance(result, RecallResult):
         show_recall(result)
+    elif isinstance(result, CascadeResult):
+        _show_stored(result.first)
+        if result.second is not None:
+            err.print(f"[bold]escalated to {escape(result.second_model)}[/bold]: its verdict decides")
+            _show_stored(result.second)
     elif isinstance(result, HolisticCheck):
         label = result.label
         err.print(f"[bold {_STYLE[label]}]{label.value.upper()}[/]  (one judgement of the whole answer)")
@@ -80,6 +89,17 @@ def show_result(result: Any) -> None:
             err.print(f"[yellow]failed[/]: {failure.kind.value}: {escape(failure.message)}")
     else:
         err.print(escape(str(result.outcome())))
+
+
+def _show_stored(data: dict[str, Any]) -> None:
+    """A stored precision result (a cascade keeps its judges' results as data), shown as when it was made."""
+    for kind in (CheckResult, HolisticCheck):
+        try:
+            show_result(kind.model_validate(data))
+            return
+        except ValueError:
+            continue
+    err.print(escape(str(data.get("label"))))
 
 
 def show_recall(result: RecallResult) -> None:

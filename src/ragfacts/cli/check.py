@@ -12,7 +12,18 @@ from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail, read_text_argument
-from ragfacts.cli._dataset import DatasetRun, RunOptions, judge_one, method_for, run_dataset, with_run_options
+from ragfacts.cli._dataset import (
+    DEFAULT_ESCALATE_METHOD,
+    DatasetRun,
+    EscalateMethod,
+    EscalateTo,
+    RunOptions,
+    escalation_for,
+    judge_one,
+    method_for,
+    run_dataset,
+    with_run_options,
+)
 from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.cli._render import show_legend
 from ragfacts.console import err
@@ -46,8 +57,11 @@ def check(
     ] = None,
     method: Annotated[str, typer.Option(help="the precision method (`ragfacts methods`)")] = "lface4rag",
     fail_on_inconsistent: Annotated[
-        bool, typer.Option("--fail-on-inconsistent", help="exit 1 if any answer is inconsistent or unscored")
+        bool,
+        typer.Option("--fail-on-inconsistent", help="exit 1 if any answer is inconsistent, unscored or uncertain"),
     ] = False,
+    escalate_to: EscalateTo = None,
+    escalate_method: EscalateMethod = DEFAULT_ESCALATE_METHOD,
     *,
     method_options: dict[str, Any],
     run_options: RunOptions,
@@ -55,6 +69,7 @@ def check(
     """Check whether answers are faithful to their references (L-Face4RAG by default)."""
     state: AppState = ctx.obj
     judge = method_for("precision", method, method_options)
+    escalation = escalation_for([judge], escalate_to, escalate_method)
     if fail_on_inconsistent:
         run_options.gates.min_consistent = 1.0
     if data is None:
@@ -67,13 +82,14 @@ def check(
             reference=read_text_argument(reference, "--reference") or "",
             answer=read_text_argument(answer, "--answer") or "",
         )
-        judge_one(state, judge, item, run_options.gates)
+        judge_one(state, judge, item, run_options.gates, escalation)
         return
     if reference is not None or answer is not None or question is not None:
         fail("--reference, --answer and --question are for one pair; a dataset file brings its own columns")
     if output is None:
         fail("a dataset needs -o RUN_DIR (or OUT.jsonl): results are written there, and a rerun resumes from it")
-    job = DatasetRun(data, output, [judge], run_options, other_outputs=(csv_out,) if csv_out else ())
+    outputs = (csv_out,) if csv_out else ()
+    job = DatasetRun(data, output, [judge], run_options, other_outputs=outputs, escalation=escalation)
     run_dataset(state, job, after=lambda run_dir, plan, model: _after(run_dir, plan, model, csv_out))
 
 

@@ -11,7 +11,16 @@ import typer
 from ragfacts.bench.ray_engine import RayOptions
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail
-from ragfacts.cli._dataset import DatasetRun, RunOptions, run_dataset, with_run_options
+from ragfacts.cli._dataset import (
+    DEFAULT_ESCALATE_METHOD,
+    DatasetRun,
+    EscalateMethod,
+    EscalateTo,
+    RunOptions,
+    escalation_for,
+    run_dataset,
+    with_run_options,
+)
 from ragfacts.cli._endpoint import run_with_endpoint, with_endpoint_options
 from ragfacts.endpoints import EndpointOptions
 from ragfacts.methods.base import (
@@ -75,6 +84,16 @@ def evaluate(
         int | None,
         typer.Option(min=1, help="with --engine ray: worker processes (default: one per CPU of the cluster)"),
     ] = None,
+    uncertain: Annotated[
+        str | None,
+        typer.Option(
+            help="LOW,HIGH: answers whose P(faithful) is in [LOW, HIGH) are labelled uncertain (counted apart, pass no "
+            "gate); auto = the band chosen with the model's calibration. Same as -O uncertain=LOW,HIGH",
+            show_default=False,
+        ),
+    ] = None,
+    escalate_to: EscalateTo = None,
+    escalate_method: EscalateMethod = DEFAULT_ESCALATE_METHOD,
     *,
     run_options: RunOptions,
     endpoint: EndpointOptions | None,
@@ -90,9 +109,20 @@ def evaluate(
     (answers.jsonl): a rerun asks only for what is missing or failed.
     """
     state: AppState = ctx.obj
-    methods = _methods({"precision": precision, "recall": recall}, option or [])
+    pairs = [*(option or []), *([f"uncertain={uncertain}"] if uncertain is not None else [])]
+    methods = _methods({"precision": precision, "recall": recall}, pairs)
+    escalation = escalation_for(methods, escalate_to, escalate_method)
     ray = _ray_options(engine, ray_address, ray_workers)
-    job = DatasetRun(data, output, methods, run_options, every_method_on_every_item=False, report=report, ray=ray)
+    job = DatasetRun(
+        data,
+        output,
+        methods,
+        run_options,
+        every_method_on_every_item=False,
+        report=report,
+        ray=ray,
+        escalation=escalation,
+    )
     if endpoint is not None:
         run_with_endpoint(state, job, endpoint)
     else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import pkgutil
+import re
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
@@ -201,7 +202,8 @@ def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = spec.strip().partition(":")
     if not name:
         raise MethodError(f"a method spec starts with the method's name: {spec!r}")
-    return name, parse_option_pairs(rest.split(",") if rest.strip() else [])
+    # A comma starts a new option only before "key=": a value may hold commas (uncertain=0.3,0.7).
+    return name, parse_option_pairs(re.split(r",(?=\s*[A-Za-z_][\w-]*\s*=)", rest) if rest.strip() else [])
 
 
 def parse_option_pairs(pairs: list[str]) -> dict[str, Any]:
@@ -239,6 +241,8 @@ def _by_field_name(cls: type[Method], options: dict[str, Any]) -> dict[str, Any]
 def _spec_value(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return ",".join(_spec_value(v) for v in value)
     return "none" if value is None else str(value)
 
 

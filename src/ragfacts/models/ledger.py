@@ -11,9 +11,16 @@ class UsageLedger:
 
     def __init__(self) -> None:
         self.stages: dict[str, Usage] = {}
+        self.prefix = ""  # a second model of the run records its stages as "MODEL › stage"
 
     def record(self, completion: Completion) -> None:
-        self.stages.setdefault(completion.stage, Usage()).add(completion.usage)
+        self.stages.setdefault(self.prefix + completion.stage, Usage()).add(completion.usage)
+
+    def for_second_model(self, name: str) -> UsageLedger:
+        """A view of this ledger for another model of the run: the same stages dict, its rows named after it."""
+        view = UsageLedger()
+        view.stages, view.prefix = self.stages, f"{name} › "
+        return view
 
     def total(self) -> Usage:
         return Usage.sum(self.stages.values())

@@ -52,7 +52,7 @@ def _decode(text: str) -> np.ndarray:
 class Head:
     """Weights over [state, Yes-No log-odds, evidence features], a bias and a threshold per language."""
 
-    model_sha256: str
+    model_sha256: str | None  # None for a head over an endpoint's log-probabilities: `model_id` names the model
     model_size: int
     prompts: dict[str, str]  # lang -> prompt id the states were read under, e.g. holistic_score/en@2
     state_weights: np.ndarray
@@ -66,6 +66,7 @@ class Head:
     name: str = "head"
     training: dict[str, Any] = field(default_factory=dict)
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # strategy -> calibration
+    model_id: str | None = None  # the model as the user named it (an endpoint's model)
 
     def logit(self, state: np.ndarray, log_odds: float, evidence: np.ndarray) -> float:
         """The head's log-odds that the answer is faithful."""
@@ -87,11 +88,17 @@ class Head:
         """False for a head over the log-odds and the evidence alone (an endpoint without hidden states)."""
         return len(self.state_weights) > 0
 
-    def check(self, *, sha256: str | None, prompt_ids: dict[str, str]) -> None:
+    def check(self, *, sha256: str | None, prompt_ids: dict[str, str], model_id: str | None = None) -> None:
         """Refuse use with another model or prompt version; the message names what differs."""
-        if sha256 is not None and sha256 != self.model_sha256:
+        if self.model_sha256 is None:
+            if model_id is not None and self.model_id is not None and model_id != self.model_id:
+                raise HeadMismatch(
+                    f"the head {self.name!r} was trained on the answers of {self.model_id}, not {model_id}; train one "
+                    "for this model (ragfacts train-head)"
+                )
+        elif sha256 is not None and sha256 != self.model_sha256:
             raise HeadMismatch(
-                f"the head {self.name!r} was trained for the model with SHA-256 {self.model_sha256[:12]}…, not "
+                f"the head {self.name!r} was trained for the model with SHA-256 {(self.model_sha256 or '')[:12]}…, not "
                 f"{sha256[:12]}…; train one for this model or use the model it was made for"
             )
         for lang, prompt_id in prompt_ids.items():
@@ -113,7 +120,7 @@ class Head:
         return {
             "format": FORMAT,
             "name": self.name,
-            "model": {"sha256": self.model_sha256, "size": self.model_size},
+            "model": {"sha256": self.model_sha256, "size": self.model_size, "id": self.model_id},
             "prompts": self.prompts,
             "features": {"state": len(self.state_weights), "evidence": list(self.evidence_names)},
             "weights": {
@@ -137,6 +144,7 @@ class Head:
             name=data.get("name", "head"),
             model_sha256=data["model"]["sha256"],
             model_size=int(data["model"]["size"]),
+            model_id=data["model"].get("id"),
             prompts=dict(data["prompts"]),
             state_weights=_decode(weights["state_f32_base64"]),
             baseline_weight=float(weights["baseline"]),

@@ -21,7 +21,7 @@ from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_batched
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS, CheckOptions
-from ragfacts.methods.precision.probability import Decision, calibration_for, decide
+from ragfacts.methods.precision.probability import Decision, band_for, calibration_for, decide
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -110,6 +110,7 @@ async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions
     """
     messages, (yes, no), prompt_id = holistic_request(item, lang)
     calibration = calibration_for(model, options, HOLISTIC_PROMPT)
+    band_for(options, calibration)  # an `auto` band without a calibration is refused before any call
     completion = await model.score_labels(messages, [yes, no], stage=HOLISTIC_PROMPT, prompt_version=prompt_id)
     judgement = HolisticResult(call=CallRecord.of(completion), threshold=options.threshold)
     result = CheckResult(

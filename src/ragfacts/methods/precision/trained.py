@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
+
 from ragfacts.evidence import find_unsupported
 from ragfacts.items import Item
 from ragfacts.methods.precision.head import Head, HeadMismatch, log_odds, shipped_head
 from ragfacts.methods.precision.options import CheckOptions
-from ragfacts.methods.precision.probability import decide, head_file
+from ragfacts.methods.precision.probability import band_for, decide, head_file
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord, CheckResult, HolisticResult, ScoreResult
 from ragfacts.methods.precision.scored import HOLISTIC_PROMPT, explain_weakest, holistic_request, record_decision
 from ragfacts.models import ChatModel, ConfigurationError
@@ -32,27 +34,35 @@ STAGE = "trained_head"
 
 
 def head_for(model: ChatModel, options: CheckOptions) -> Head:
-    """The head this check uses (the given file, else the one shipped for the model), checked against both."""
+    """The head this check uses (the given file, else the one shipped for the model), checked against both.
+
+    A head over the hidden state needs a local GGUF; a head over the log-odds and evidence alone (trained with
+    `ragfacts train-head` on an endpoint) needs log-probabilities.
+    """
     profile = model.profile()
-    if not profile.hidden_state:
-        raise ConfigurationError(
-            f"strategy=trained_head reads the model's hidden state, which the {model.backend} backend does not "
-            "give; use a local GGUF model (--model local) or another strategy"
-        )
     if options.head is not None:
         head = head_file(options.head)
-        sha256 = profile.sha256 or getattr(model, "weights_sha256", lambda: None)()
+        sha256 = None
+        if head.uses_state:
+            sha256 = profile.sha256 or getattr(model, "weights_sha256", lambda: None)()
     else:
         found = shipped_head(profile.sha256)
         if found is None:
             raise ConfigurationError(
-                "no trained head ships for this model (ragfacts ships one for its embedded model); pass "
-                "-O head=FILE or use strategy=holistic_score"
+                "no trained head ships for this model (ragfacts ships one for its embedded model); train one on "
+                "labelled answers (ragfacts train-head DATA -o head.json) and pass -O head=head.json, or use "
+                "strategy=holistic_score"
             )
         head, sha256 = found, profile.sha256
+    if head.uses_state and not profile.hidden_state:
+        raise ConfigurationError(
+            f"the head {head.name!r} reads the model's hidden state, which the {model.backend} backend does not "
+            "give; use a local GGUF model (--model local:FILE), a head trained on log-probabilities "
+            "(ragfacts train-head with this model), or another strategy"
+        )
     prompts = {lang: load_prompt(HOLISTIC_PROMPT, lang).id for lang in head.prompts}
     try:
-        head.check(sha256=sha256, prompt_ids=prompts)
+        head.check(sha256=sha256, prompt_ids=prompts, model_id=model.model_id)
     except HeadMismatch as error:
         raise ConfigurationError(str(error)) from error
     return head
@@ -63,14 +73,20 @@ async def _head_score(
 ) -> tuple[ScoreResult, CallRecord]:
     """P(faithful) of `item` by the head: one forward pass with the hidden state."""
     messages, (yes, no), prompt_id = holistic_request(item, lang)
-    completion = await model.score_labels(messages, [yes, no], stage=STAGE, prompt_version=prompt_id, hidden_state=True)
+    completion = await model.score_labels(
+        messages, [yes, no], stage=STAGE, prompt_version=prompt_id, hidden_state=head.uses_state
+    )
     call = CallRecord.of(completion)
     if not completion.ok:
         return ScoreResult(call=call, threshold=threshold), call
     scores = completion.parsed
     call.text = scores.model_copy(update={"state": None}).model_dump_json()  # results keep the log-probabilities
     probability = head.probability(
-        scores.state_vector(), log_odds(scores.logprobs, yes, no), item.answer, item.reference or "", lang
+        scores.state_vector() if head.uses_state else np.zeros(0),
+        log_odds(scores.logprobs, yes, no),
+        item.answer,
+        item.reference or "",
+        lang,
     )
     verdict = "consistent" if probability >= threshold else "inconsistent"
     relation = ">=" if verdict == "consistent" else "<"
@@ -93,6 +109,7 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
     """
     head = head_for(model, options)
     raw_threshold = head.threshold(lang)
+    band_for(options, head.calibrations.get(STAGE))  # an `auto` band without a calibration: refused before a call
     score, call = await _head_score(model, head, item, lang, raw_threshold)
     mismatches = find_unsupported(item.answer, item.reference or "", lang)
     judgement = HolisticResult(call=call, problems=[m.explain(lang) for m in mismatches])

@@ -1,0 +1,288 @@
+"""`ragfacts train-head`: fit the trained judge's head to your labelled answers and your model.
+
+    ragfacts --model local:/models/my.gguf train-head labelled.jsonl -o head.json
+    ragfacts --model local:/models/my.gguf check -O strategy=trained_head -O head=head.json -r ... -a ...
+
+Each answer is read once by the model (one forward pass; the readings are kept in FEATURES, so a rerun after an
+interruption reads only the rest). The answers are split by reference into train, dev and test
+(`ragfacts.methods.precision.training`); the head is fitted on train, its strength, thresholds, calibration and
+abstain band chosen on dev, and it is measured once on test against the default judge of the same model (the head
+that ships for it, else holistic_score). A head worse than the default on test is not written (exit 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.markup import escape
+
+from ragfacts.cli import app
+from ragfacts.cli._common import EXIT_GATE, AppState, build_runtime, fail, run_async, show_ledger
+from ragfacts.cli._dataset import parse_mapping
+from ragfacts.console import err, print_json
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.reader import DatasetError
+from ragfacts.evidence import FEATURE_NAMES
+from ragfacts.items import Item
+from ragfacts.methods.precision.head import log_odds, shipped_head
+from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
+from ragfacts.methods.precision.scored import holistic_request
+from ragfacts.methods.precision.training import (
+    VETO_FEATURES,
+    Example,
+    evidence_of,
+    fit_head,
+)
+from ragfacts.models import ChatModel, ConfigurationError
+from ragfacts.text import detect_lang
+
+_FLAG_COLUMNS = [FEATURE_NAMES.index(n) for n in VETO_FEATURES]
+MIN_ANSWERS = 40  # fewer cannot give a dev and a test split with both labels
+CHUNK = 16
+
+
+@app.command("train-head")
+def train_head(
+    ctx: typer.Context,
+    data: Annotated[
+        Path,
+        typer.Argument(help="labelled answers (.jsonl, .json, .csv): answer, reference, label", show_default=False),
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="the head file to write (JSON)")],
+    mapping: Annotated[
+        list[str] | None, typer.Option("--map", help="read a column as a field, e.g. --map label=is_faithful")
+    ] = None,
+    dev: Annotated[float, typer.Option(min=0.1, max=0.4, help="share of answers for dev (choices)")] = 0.2,
+    test: Annotated[float, typer.Option(min=0.1, max=0.4, help="share of answers for test (the report)")] = 0.2,
+    seed: Annotated[int, typer.Option(help="shuffles the references before the split")] = 0,
+    features: Annotated[
+        Path | None,
+        typer.Option(help="where the model's readings are kept, to resume (default: OUTPUT.features.jsonl)"),
+    ] = None,
+) -> None:
+    """Fit a head to your labelled answers and model; report it on a test split it never saw."""
+    state: AppState = ctx.obj
+    if output.suffix.lower() != ".json":
+        fail(f"-o {output}: a head file is JSON; name it e.g. head.json")
+    if output.resolve() == data.resolve():
+        fail(f"the output {output} is also the input; give another path")
+    items = _labelled_items(data, mapping)
+    cache = features or output.with_name(output.name + ".features.jsonl")
+    runtime = build_runtime(state)
+    try:
+        model = runtime.model()
+    except ConfigurationError as error:
+        fail(str(error))
+    started = time.perf_counter()
+    examples, failed, identity = run_async(runtime, lambda _: _read_all(model, items, cache))
+    reading_s = time.perf_counter() - started
+    if failed:
+        err.print(f"[yellow]{failed} answer(s) could not be read (failed calls); they are left out[/yellow]")
+    started = time.perf_counter()
+    try:
+        head, report = fit_head(
+            examples,
+            dev=dev,
+            test=test,
+            seed=seed,
+            default=_default_judge(model, identity),
+            head_fields=_fields(model, identity, examples),
+        )
+    except ValueError as error:
+        fail(str(error))
+    fitting_s = time.perf_counter() - started
+    report["timing_s"] = {"reading": round(reading_s, 1), "fitting": round(fitting_s, 1)}
+    report["data"] = {"file": data.name, "sha256": _file_sha256(data), "answers": len(items), "failed": failed}
+    _show(report)
+    show_ledger(runtime.ledger)
+    if state.as_json:
+        print_json(report)
+    new, default = report["test"]["head"]["balanced_accuracy"]["value"], report["test"]["default"]["value"]
+    if new < default:
+        err.print(
+            f"[red]not written: on the test split the head's balanced accuracy {new:.3f} is below the default "
+            f"judge's {default:.3f} ({escape(report['default'])}); more labelled answers may help[/red]"
+        )
+        raise typer.Exit(EXIT_GATE)
+    head.name = output.stem
+    head.training = report
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(output.name + ".tmp")
+    head.save(temporary)
+    temporary.replace(output)
+    err.print(
+        f"head written to {escape(str(output))}; use it with -O strategy=trained_head -O head={escape(str(output))}"
+    )
+
+
+def _labelled_items(data: Path, mapping: list[str] | None) -> list[Item]:
+    try:
+        dataset = Dataset.open(data, parse_mapping(mapping))
+        items = [
+            i for i in dataset.items() if i.label in ("consistent", "inconsistent") and (i.reference or "").strip()
+        ]
+    except DatasetError as error:
+        fail(str(error))
+    labels = {i.label for i in items}
+    if len(items) < MIN_ANSWERS or len(labels) < 2:
+        fail(
+            f"{data}: {len(items)} answers with a reference and a label (consistent/inconsistent); a head needs at "
+            f"least {MIN_ANSWERS}, with both labels (name the label column with --map label=COLUMN)"
+        )
+    return items
+
+
+async def _read_all(model: ChatModel, items: list[Item], cache: Path) -> tuple[list[Example], int, str]:
+    """Every answer read by the model once (from the cache where it was read before); failures counted."""
+    if await model.probe_label_scores() is False:
+        raise ConfigurationError(f"{model.model_id} gives no log-probabilities; a head needs them")
+    profile = model.profile()
+    use_state = profile.hidden_state
+    identity = (profile.sha256 or model.weights_sha256()) if use_state else f"{model.backend}:{model.model_id}"
+    known = _read_cache(cache)
+    examples: list[Example] = []
+    failed = 0
+    with cache.open("a", encoding="utf-8") as sink:
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start : start + CHUNK]
+            rows = await asyncio.gather(*(_read_one(model, item, identity, use_state, known) for item in chunk))
+            for item, (key, row) in zip(chunk, rows, strict=True):
+                if row is None:
+                    failed += 1
+                    continue
+                if key not in known:
+                    known[key] = row
+                    sink.write(json.dumps({"key": key, **row}) + "\n")
+                    sink.flush()
+                examples.append(_example(item, row))
+            err.print(f"read {min(start + CHUNK, len(items))}/{len(items)} answers", style="dim")
+    return examples, failed, identity
+
+
+async def _read_one(
+    model: ChatModel, item: Item, identity: str, use_state: bool, known: dict[str, dict[str, Any]]
+) -> tuple[str, dict[str, Any] | None]:
+    lang = detect_lang(item.answer)
+    messages, (yes, no), prompt_id = holistic_request(item, lang)
+    key = hashlib.sha256(f"{identity}\n{prompt_id}\n{messages[0].content}".encode()).hexdigest()
+    if key in known:
+        return key, known[key]
+    completion = await model.score_labels(
+        messages, [yes, no], stage="train_head", prompt_version=prompt_id, hidden_state=use_state
+    )
+    if not completion.ok:
+        return key, None
+    scores = completion.parsed
+    row = {
+        "lang": lang,
+        "prompt": prompt_id,
+        "p_yes": scores.probabilities[yes],
+        "log_odds": log_odds(scores.logprobs, yes, no),
+        "state": scores.state,
+    }
+    return key, row
+
+
+def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
+    """The readings kept by an earlier run; a line cut short by an interruption is read again."""
+    found: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                found[row.pop("key")] = row
+            except (json.JSONDecodeError, KeyError, AttributeError):
+                continue
+    return found
+
+
+def _example(item: Item, row: dict[str, Any]) -> Example:
+    from ragfacts.models._types import decode_state
+
+    state = np.asarray(decode_state(row["state"]), dtype=np.float64) if row.get("state") else None
+    return Example(
+        group=hashlib.sha256((item.reference or "").encode()).hexdigest(),
+        lang=row["lang"],
+        gold=1 if item.label == "consistent" else 0,
+        p_yes=float(row["p_yes"]),
+        log_odds=float(row["log_odds"]),
+        evidence=evidence_of(item.answer, item.reference or "", row["lang"]),
+        state=state,
+    )
+
+
+def _default_judge(model: ChatModel, identity: str) -> tuple[str, Any]:
+    """What the head must beat: the head that ships for the model, else holistic_score at its default threshold."""
+    shipped = shipped_head(identity)
+    if shipped is not None:
+
+        def by_head(rows: list[Example]) -> list[int]:
+            out = []
+            for r in rows:
+                z = float(r.state @ shipped.state_weights) + shipped.baseline_weight * r.log_odds
+                z += float(r.evidence @ shipped.evidence_weights) + shipped.bias
+                flagged = shipped.evidence_veto and any(r.evidence[i] > 0 for i in _FLAG_COLUMNS)
+                out.append(int(z >= _logit(shipped.threshold(r.lang)) and not flagged))
+            return out
+
+        return f"the shipped head {shipped.name}", by_head
+    cut = DEFAULT_THRESHOLDS["holistic_score"]
+    return f"holistic_score (P(Yes) >= {cut})", lambda rows: [int(r.p_yes >= cut) for r in rows]
+
+
+def _fields(model: ChatModel, identity: str, examples: list[Example]) -> dict[str, Any]:
+    """What the head records of the model and prompts it was trained with."""
+    use_state = all(r.state is not None for r in examples)
+    path = getattr(model, "model_path", None)
+    prompts = {
+        lang: holistic_request(Item(answer="x", reference="x"), lang)[2] for lang in sorted({r.lang for r in examples})
+    }
+    return {
+        "model_sha256": identity if use_state else None,
+        "model_size": path.stat().st_size if use_state and path is not None else 0,
+        "model_id": model.model_id,
+        "prompts": prompts,
+    }
+
+
+def _show(report: dict[str, Any]) -> None:
+    def cell(value: dict[str, Any]) -> str:
+        if value.get("value") is None:
+            return "-"
+        return f"{value['value']:.3f} [{value['low']:.3f}, {value['high']:.3f}] (n={value['n']})"
+
+    figures = report["test"]["head"]
+    split = report["split"]
+    err.print(
+        f"split by reference: train {split['train']}, dev {split['dev']}, test {split['test']}; features: "
+        f"{report['features']}; calibration chosen on dev: {report['calibration']}"
+    )
+    err.print(f"test, the head: balanced accuracy {cell(figures['balanced_accuracy'])}, ECE {figures['ece']:.3f}")
+    for key, value in figures.items():
+        if key.startswith("balanced_accuracy:"):
+            err.print(f"  {key.split(':')[1]}: {cell(value)}")
+    if "band" in figures:
+        band = figures["band"]
+        err.print(
+            f"  abstain band chosen on dev [{band['band'][0]:.2f}, {band['band'][1]:.2f}): {band['abstain']:.1%} of "
+            f"test uncertain, balanced accuracy on the rest {cell(band['balanced_accuracy_decided'])}"
+        )
+    err.print(f"test, the default ({escape(report['default'])}): balanced accuracy {cell(report['test']['default'])}")
+    timing = report["timing_s"]
+    err.print(f"reading the answers took {timing['reading']:.1f} s, fitting {timing['fitting']:.1f} s", style="dim")
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    return float(np.log(p / (1 - p)))
