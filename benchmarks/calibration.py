@@ -113,12 +113,15 @@ def cross_validated(method: str, raw: np.ndarray, split: Split, flagged: np.ndar
 
 
 def threshold_of(calibration: Calibration, raw_thresholds: dict[str, float]) -> dict[str, float]:
+    """The thresholds as shown to users: the raw ones mapped through the calibration."""
     return {lang: calibration.apply(t, lang) for lang, t in raw_thresholds.items()}
 
 
-def decide(probability: np.ndarray, split: Split, thresholds: dict[str, float], vetoed: np.ndarray) -> np.ndarray:
-    cut = np.array([thresholds[r["lang"]] for r in split.rows])
-    return ((probability >= cut) & ~vetoed).astype(int)
+def decide(raw: np.ndarray, split: Split, raw_thresholds: dict[str, float], vetoed: np.ndarray) -> np.ndarray:
+    """Verdicts as ragfacts gives them: the raw score against the raw threshold (a flat calibration step must not
+    flip a verdict), an evidence veto failing the answer."""
+    cut = np.array([raw_thresholds[r["lang"]] for r in split.rows])
+    return ((raw >= cut) & ~vetoed).astype(int)
 
 
 def band_figures(
@@ -220,10 +223,10 @@ def study(
     thresholds = threshold_of(calibration, raw_thresholds)
     dev_vetoed, test_vetoed = dev_flag.astype(bool), test_flag.astype(bool)
     # The band is chosen on dev's cross-validated calibrated probabilities (no dev answer calibrated by itself).
-    dev_pred = decide(cv[chosen], dev, thresholds, dev_vetoed)
+    dev_pred = decide(dev_raw, dev, raw_thresholds, dev_vetoed)
     band, dev_figures = choose_band(cv[chosen], dev, dev_pred)
     test_cal = calibration.apply_many(test_raw, test_langs, test_flag)
-    test_pred = decide(test_cal, test, thresholds, test_vetoed)
+    test_pred = decide(test_raw, test, raw_thresholds, test_vetoed)
     out["thresholds_calibrated"] = {k: round(v, 4) for k, v in thresholds.items()}
     out["band"] = list(band)
     out["band_dev"] = dev_figures
@@ -274,6 +277,32 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def figure(report: dict[str, Any], path: Path) -> None:
+    """The reliability diagram of the docs: test bins of each strategy, raw and as shipped (calibrated)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ragfacts", "font.size": 8})
+    import matplotlib.pyplot as plt
+
+    plotted, axes = plt.subplots(1, len(report["studies"]), figsize=(4 * len(report["studies"]), 4))
+    for axis, s in zip(np.atleast_1d(axes), report["studies"], strict=True):
+        axis.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1)
+        for name, style in (("raw", "s--"), (s["chosen"], "o-")):
+            bins = [b for b in s["reliability"][name] if b["n"]]
+            ece = s["test"][name]["ece"]["value"]
+            label = f"{'raw' if name == 'raw' else name + ' (shipped)'}: ECE {ece:.3f}"
+            axis.plot([b["mean_probability"] for b in bins], [b["share_faithful"] for b in bins], style, label=label)
+        axis.set_title(f"{s['strategy']}, quality test split ({s['test_rows']})")
+        axis.set_xlim(0, 1)
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("P(faithful), mean of the bin")
+        axis.set_ylabel("share of faithful answers in the bin")
+        axis.legend(loc="upper left", fontsize=7)
+    plotted.tight_layout()
+    plotted.savefig(path, format="svg", metadata={"Date": None})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -283,6 +312,7 @@ def main() -> None:
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
     parser.add_argument("--write-head", action="store_true", help=f"write the chosen calibrations into {HEAD_FILE}")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "calibration.json")
+    parser.add_argument("--figure", type=Path, default=ROOT / "docs" / "reliability.svg")
     args = parser.parse_args()
 
     store = load_store(store_dir(DEFAULT_MODEL.sha256))
@@ -312,6 +342,7 @@ def main() -> None:
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))
+    figure(report, args.figure)
     if args.write_head:
         head.calibrations = {"holistic_score": holistic_cal, "trained_head": trained_cal}
         head.save(HEAD_FILE)

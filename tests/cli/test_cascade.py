@@ -98,3 +98,42 @@ def test_a_gate_counts_an_uncertain_answer_as_not_consistent(server):
     result = invoke(server, "check", "-r", REFERENCE, "-a", ANSWERS["unsure"], *FIRST, "--fail-on-inconsistent")
     assert result.exit_code == 1
     assert "1 uncertain counted as not consistent" in result.stderr and "UNCERTAIN" in result.stderr
+
+
+def test_bench_shows_what_each_band_buys_from_one_run_where_every_answer_has_both_verdicts(server, tmp_path):
+    rows = [  # (answer, gold, the first judge's P(Yes), the second judge's verdict)
+        ("Alpha is right.", "consistent", 0.9, "consistent"),
+        ("Beta is right.", "consistent", 0.5, "consistent"),  # the first judge is wrong (0.5 < 0.58)
+        ("Gamma is wrong.", "inconsistent", 0.35, "inconsistent"),
+        ("Delta is wrong.", "inconsistent", 0.1, "inconsistent"),
+    ]
+    server.reset()
+    server.enqueue(yes(0.9))  # the probe
+    for answer, _, p, verdict in rows:
+        server.when(answer, yes(p), times=1)
+        server.when(answer, Reply.json({"verdict": verdict}))
+    data = tmp_path / "labelled.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": str(n), "reference": REFERENCE, "answer": a, "label": g}) + "\n"
+            for n, (a, g, _, _) in enumerate(rows)
+        ),
+        encoding="utf-8",
+    )
+    run = tmp_path / "run"
+    methods = "lface4rag:strategy=holistic_score,explain_failures=false"
+    result = invoke(server, "--json", "bench", str(data), "--methods", methods, "-o", str(run), *SECOND)
+    assert result.exit_code == 0, result.output
+    (tradeoff,) = json.loads(result.stdout)["bench"]["cascade_tradeoff"]
+    got = {
+        r["judging"]: (r["escalated"], r["balanced_accuracy"]["value"], r["calls_per_answer"]) for r in tradeoff["rows"]
+    }
+    assert got == {
+        "first judge alone": (0.0, 0.75, 1.0),
+        "cascade, band [0.45, 0.55)": (0.25, 1.0, 1.25),
+        "cascade, band [0.40, 0.60)": (0.25, 1.0, 1.25),
+        "cascade, band [0.30, 0.70)": (0.5, 1.0, 1.5),
+        "cascade, band [0.20, 0.80)": (0.5, 1.0, 1.5),
+        "second judge alone": (1.0, 1.0, 1.0),
+    }
+    assert "Cascade trade-off" in (run / "tables.md").read_text()

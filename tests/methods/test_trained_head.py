@@ -94,9 +94,13 @@ def test_auto_picks_the_head_only_where_one_ships_and_the_state_can_be_read():
     assert default_strategy(embedded.model_copy(update={"hidden_state": False})) == "holistic_score"
 
 
-async def test_an_endpoint_gives_no_hidden_state_so_the_strategy_is_refused(make_model):
-    with pytest.raises(ConfigurationError, match="hidden state"):
+async def test_an_endpoint_has_no_shipped_head_and_cannot_use_a_head_over_hidden_states(make_model, tmp_path):
+    with pytest.raises(ConfigurationError, match="ragfacts train-head"):
         await check_item(make_model(), Item(reference="r", answer="a"), CheckOptions(strategy="trained_head"))
+    _head(np.array([0.5, -0.25])).save(tmp_path / "state-head.json")
+    options = CheckOptions(strategy="trained_head", head=str(tmp_path / "state-head.json"))
+    with pytest.raises(ConfigurationError, match="hidden state"):
+        await check_item(make_model(), Item(reference="r", answer="a"), options)
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,51 @@ def score_distribution(scores: dict[str, list[float]], colours: dict[str, str] |
     return _svg(figure)
 
 
+def reliability_diagram(metrics: Sequence[ClassificationMetrics], colours: dict[str, str] | None = None) -> str | None:
+    """Per method with a probability: the share of faithful answers against the mean probability, per bin."""
+    shown = [m for m in metrics if m.reliability]
+    if not shown:
+        return None
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(4.5, 4.5))
+    axes.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1, label="perfectly calibrated")
+    for m in shown:
+        bins = [b for b in m.reliability if b["n"]]
+        ece = m.calibration_error.value
+        axes.plot(
+            [b["mean_probability"] for b in bins],
+            [b["share_faithful"] for b in bins],
+            marker="o",
+            color=(colours or {}).get(m.method),
+            label=f"{m.method} (ECE {ece:.3f})" if ece is not None else m.method,
+        )
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1)
+    axes.set_xlabel("P(faithful), mean of the bin")
+    axes.set_ylabel("share of faithful answers in the bin")
+    axes.legend(fontsize=7, loc="upper left")
+    return _svg(figure)
+
+
+def cascade_tradeoff(tradeoffs: Sequence[Any]) -> str | None:
+    """Per cascade: balanced accuracy against cost per answer, one point per way of judging (bands, either alone)."""
+    if not tradeoffs:
+        return None
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for n, tradeoff in enumerate(tradeoffs):
+        rows = [r for r in tradeoff.rows if r.balanced_accuracy.value is not None]
+        x = [r.tokens_per_answer for r in rows]
+        y = [100 * r.balanced_accuracy.value for r in rows]
+        axes.plot(x, y, marker="o", color=f"C{n % 10}", label=tradeoff.method)
+        for r, xi, yi in zip(rows, x, y, strict=True):
+            axes.annotate(f"{r.escalated:.0%}", (xi, yi), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    axes.set_xlabel("tokens per answer (both judges)")
+    axes.set_ylabel("balanced accuracy %")
+    axes.legend(fontsize=7, loc="lower right")
+    return _svg(figure)
+
+
 def _n_label(group: str, metrics: Sequence[ClassificationMetrics], types: list[str]) -> str:
     if group == "consistent answers":
         return f"{group} (n={max(m.positive_accuracy.n for m in metrics)})"

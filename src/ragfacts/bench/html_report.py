@@ -24,6 +24,7 @@ from ragfacts.bench.report import (
     manifest_rows,
     report_payload,
     summary_table,
+    tradeoff_table,
 )
 from ragfacts.bench.scoring import bench_tables
 from ragfacts.bench.tables import TableData
@@ -86,6 +87,7 @@ def _run_section(run: RunData, anchor: str) -> str:
         f'<div class="scroll"><table class="config">{config}</table></div>',
         table_html(summary_table(run)),
         *(table_html(t) for t in bench_tables(run.precision, run.recall)),
+        *(table_html(tradeoff_table(t)) for t in run.tradeoffs),
         _charts(run),
         table_html(ledger_table(run)),
     ]
@@ -110,6 +112,14 @@ def _charts(run: RunData) -> str:
         ),
         (charts.cost_against_accuracy(run.precision, colours), "Cost against balanced accuracy, per method"),
         (charts.score_distribution(scores, colours), "Distribution of faithfulness and recall per method"),
+        (
+            charts.reliability_diagram(run.precision, colours),
+            "Reliability of P(faithful): share of faithful answers per bin of probability (diagonal: calibrated)",
+        ),
+        (
+            charts.cascade_tradeoff(run.tradeoffs),
+            "Cascade: balanced accuracy against tokens per answer; labels: share of answers escalated",
+        ),
     ]
     shown = [
         f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>" for svg, caption in figures if svg

@@ -39,6 +39,8 @@ class Judged:
     usage: Usage = field(default_factory=Usage)
     failures: int = 0
     lang: str | None = None
+    probability: float | None = None  # the judge's P(faithful) of the answer, where it gives one
+    calibrated: bool = False
 
     @property
     def correct(self) -> bool:
@@ -80,6 +82,12 @@ class ClassificationMetrics(BaseModel):
     by_source_model: dict[str, Rate] = {}  # all answers, judged right
     by_language: dict[str, Estimate] = {}  # balanced accuracy of the answers in each language
     usage: Usage = Usage()  # of the results (cached replies cost nothing)
+    # Judges that give a probability: its expected calibration error against the gold labels (10 bins), the
+    # reliability diagram's bins, and whether every probability was calibrated.
+    with_probability: int = 0
+    calibration_error: Estimate = Estimate()
+    reliability: list[dict[str, Any]] = []
+    calibrated: bool = False
 
 
 def error_type_name(value: str | None) -> str:
@@ -139,7 +147,30 @@ def classification_metrics(method: str, judged: Sequence[Judged]) -> Classificat
     m.by_error_type = dict(sorted(m.by_error_type.items()))
     m.by_source_model = dict(sorted(m.by_source_model.items()))
     m.usage = Usage.sum(j.usage for j in judged)
+    scored = [j for j in judged if j.probability is not None]
+    if scored:
+        _calibration(m, scored)
     return m
+
+
+def _calibration(m: ClassificationMetrics, scored: Sequence[Judged]) -> None:
+    """ECE (with a bootstrap interval) and the reliability bins of the answers that have a probability."""
+    import numpy as np
+
+    from ragfacts.methods.precision.calibration import expected_calibration_error, reliability
+
+    p = np.array([j.probability for j in scored], dtype=np.float64)
+    y = np.array([j.gold == "consistent" for j in scored], dtype=np.float64)
+    rng = np.random.default_rng(SEED)
+    draws = [
+        expected_calibration_error(p[i], y[i]) for i in (rng.integers(0, len(p), len(p)) for _ in range(RESAMPLES))
+    ]
+    low, high = np.percentile(draws, [2.5, 97.5])
+    value = expected_calibration_error(p, y)
+    m.with_probability = len(scored)
+    m.calibration_error = Estimate(value=value, low=float(low), high=float(high), n=len(scored))
+    m.reliability = reliability(p, y)
+    m.calibrated = all(j.calibrated for j in scored)
 
 
 def _accuracy(correct: Any, negative: Any) -> Any:

@@ -18,6 +18,7 @@ from ragfacts.bench.rundir import RunDir, RunError
 from ragfacts.bench.scoring import bench_tables, item_language, score
 from ragfacts.bench.summary import RULE, MethodSummary, summarise_method
 from ragfacts.bench.tables import TableData, to_markdown
+from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
 from ragfacts.bench.views import result_view
 from ragfacts.items import Item
 from ragfacts.methods.base import Outcome
@@ -37,6 +38,7 @@ class RunData:
     summaries: list[MethodSummary] = field(default_factory=list)
     precision: list[ClassificationMetrics] = field(default_factory=list)
     recall: list[RecallMetrics] = field(default_factory=list)
+    tradeoffs: list[TradeOff] = field(default_factory=list)  # cascades run with bench --escalate-to
 
     def kinds(self) -> dict[str, str]:
         return {m["key"]: m["kind"] for m in self.methods}
@@ -68,6 +70,12 @@ def load_run(path: str | Path) -> RunData:
         summarise_method(m["key"], m["kind"], len(outcomes[m["key"]]), outcomes[m["key"]]) for m in methods
     ]
     run.precision, run.recall = score(run.kinds(), run.judged())
+    for method in run.kinds():
+        lines = [(item, by[method]) for item, by in run.judged() if method in by]
+        if lines and "first_outcome" in (lines[0][1].get("result") or {}):
+            found = cascade_tradeoff(method, lines)
+            if found is not None:
+                run.tradeoffs.append(found)
     return run
 
 
@@ -216,7 +224,12 @@ def report_markdown(runs: Sequence[RunData]) -> str:
     parts = []
     for run in runs:
         parts.append(f"## Run {run.name}\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in manifest_rows(run)))
-        tables = [summary_table(run), *bench_tables(run.precision, run.recall), ledger_table(run)]
+        tables = [
+            summary_table(run),
+            *bench_tables(run.precision, run.recall),
+            *map(tradeoff_table, run.tradeoffs),
+            ledger_table(run),
+        ]
         parts.append(to_markdown(tables))
     if len(runs) > 1:
         differing = differing_labels(runs)

@@ -15,6 +15,7 @@ from ragfacts.bench.recall_metrics import RecallMetrics, recall_metrics
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.bench.tables import TableData, precision_tables, recall_tables, to_markdown
+from ragfacts.bench.tradeoff import TradeOff, tradeoff_table
 from ragfacts.items import Item
 from ragfacts.methods.verdicts import Verification
 from ragfacts.models import ChatModel
@@ -52,6 +53,7 @@ def score(
                             usage=Usage.model_validate(outcome["usage"]),
                             failures=outcome["failures"],
                             lang=item_language(item),
+                            **answer_probability(line["result"]),
                         )
                     )
                 continue
@@ -65,6 +67,15 @@ def score(
     return precision, recall
 
 
+def answer_probability(result: dict[str, Any]) -> dict[str, Any]:
+    """The P(faithful) a result gives its answer (a cascade's: its first judge's), and whether it is calibrated."""
+    holistic = (result.get("first") if "first_outcome" in result else result) or {}
+    holistic = holistic.get("holistic") or {}
+    if holistic.get("probability") is None:
+        return {}
+    return {"probability": holistic["probability"], "calibrated": bool(holistic.get("calibrated"))}
+
+
 def item_language(item: Item) -> str:
     """The answer's language: the row's own `lang` column where it has one, else detected from the answer."""
     given = (item.meta or {}).get("lang")
@@ -76,14 +87,24 @@ def bench_tables(precision: list[ClassificationMetrics], recall: list[RecallMetr
 
 
 def write_scores(
-    run_dir: RunDir, precision: list[ClassificationMetrics], recall: list[RecallMetrics], header: str
+    run_dir: RunDir,
+    precision: list[ClassificationMetrics],
+    recall: list[RecallMetrics],
+    header: str,
+    tradeoffs: list[TradeOff] | None = None,
 ) -> dict[str, Any]:
     """Write tables.md and metrics.json into the run directory; return the metrics as JSON data."""
-    data = {"precision": [m.model_dump() for m in precision], "recall": [m.model_dump() for m in recall]}
+    data: dict[str, Any] = {
+        "precision": [m.model_dump() for m in precision],
+        "recall": [m.model_dump() for m in recall],
+    }
+    if tradeoffs:
+        data["cascade_tradeoff"] = [t.model_dump() for t in tradeoffs]
     folder = run_dir.manifest.parent
     prefix = "" if run_dir.results.name == "results.jsonl" else run_dir.results.name + "."
     (folder / f"{prefix}{TABLES_FILE}").write_text(
-        header + "\n\n" + to_markdown(bench_tables(precision, recall)), "utf-8"
+        header + "\n\n" + to_markdown([*bench_tables(precision, recall), *map(tradeoff_table, tradeoffs or [])]),
+        "utf-8",
     )
     (folder / f"{prefix}{METRICS_FILE}").write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", "utf-8")
     return data

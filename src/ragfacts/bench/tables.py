@@ -87,6 +87,8 @@ def precision_tables(metrics: Sequence[ClassificationMetrics]) -> list[TableData
     tables.append(classification)
     if any(m.uncertain for m in metrics):
         tables.append(_abstention(metrics))
+    if any(m.with_probability for m in metrics):
+        tables.append(_calibration(metrics))
     languages = sorted({lang for m in metrics for lang in m.by_language})
     if len(languages) > 1:
         table = TableData(
@@ -123,6 +125,22 @@ def _abstention(metrics: Sequence[ClassificationMetrics]) -> TableData:
             _estimate(m.decided_by_language.get(lang) or m.by_language.get(lang, Estimate())) for lang in languages
         ]
         table.rows.append([m.method, share, _estimate(m.balanced_accuracy), decided, *by_lang])
+    return table
+
+
+def _calibration(metrics: Sequence[ClassificationMetrics]) -> TableData:
+    """Judges that give a probability: how far it is from the share of faithful answers (ECE)."""
+    table = TableData(
+        "Calibration of P(faithful) against the gold labels",
+        ["method", "answers with a probability", "calibrated", "expected calibration error"],
+        note="ECE: answers in 10 equal-width bins of their probability; the answer-weighted mean of |mean probability "
+        "- share faithful| per bin (0 = the probability is the share of faithful answers); interval: bootstrap 95%",
+    )
+    for m in metrics:
+        if m.with_probability:
+            e = m.calibration_error
+            cell = f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]" if e.value is not None else "-"
+            table.rows.append([m.method, str(m.with_probability), "yes" if m.calibrated else "no", cell])
     return table
 
 

@@ -11,14 +11,26 @@ from rich.table import Table
 
 from ragfacts.bench.dryrun import estimate_run
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan
+from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.bench.scoring import bench_tables, score_run, write_scores
 from ragfacts.bench.tables import to_rich
+from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, build_runtime, fail
-from ragfacts.cli._dataset import DatasetRun, RunOptions, open_dataset, run_dataset, with_run_options
+from ragfacts.cli._dataset import (
+    DEFAULT_ESCALATE_METHOD,
+    DatasetRun,
+    EscalateMethod,
+    EscalateTo,
+    RunOptions,
+    escalation_for,
+    open_dataset,
+    run_dataset,
+    with_run_options,
+)
 from ragfacts.console import err, print_json
 from ragfacts.methods.base import Method, MethodError, create_method
+from ragfacts.methods.cascade import Cascade
 from ragfacts.models import ChatModel, ConfigurationError
 
 
@@ -52,12 +64,21 @@ def bench(
     report: Annotated[
         Path | None, typer.Option("--report", help="also write this report at the end (.html or .md)")
     ] = None,
+    escalate_to: EscalateTo = None,
+    escalate_method: EscalateMethod = DEFAULT_ESCALATE_METHOD,
     *,
     run_options: RunOptions,
 ) -> None:
-    """Compare judges against gold labels: the papers' tables, per method, with intervals and costs."""
+    """Compare judges against gold labels: the papers' tables, per method, with intervals and costs.
+
+    With --escalate-to MODEL, every precision judge that gives a probability is run as a cascade whose band is
+    [0, 1): each answer gets both verdicts, and the trade-off table shows, for a few bands, the share escalated,
+    the balanced accuracy and the cost per answer against either judge alone.
+    """
     state: AppState = ctx.obj
     judges = parse_methods(methods)
+    if escalate_to is not None:
+        judges = [_every_answer_uncertain(judge) for judge in judges]
     job = DatasetRun(
         data,
         output or Path("."),
@@ -67,6 +88,7 @@ def bench(
         sample=(sample, seed),
         require_labels=any(judge.kind == "precision" for judge in judges),
         report=report,
+        escalation=escalation_for(judges, escalate_to, escalate_method),
     )
     if dry_run:
         _dry_run(state, job)
@@ -98,6 +120,17 @@ def parse_methods(text: str) -> list[Method]:
     if not judges:
         fail("--methods names no method (`ragfacts methods` lists them)")
     return judges
+
+
+def _every_answer_uncertain(judge: Method) -> Method:
+    """The judge with the band [0, 1), so that a cascade's second judge sees every answer (bench only)."""
+    if judge.kind != "precision":
+        return judge
+    if "uncertain" not in type(judge.options).model_fields:
+        fail(f"--escalate-to compares bands of a probability; {judge.spec} gives none (use lface4rag:strategy=...)")
+    spec = judge.spec
+    changed = type(judge)(judge.options.model_copy(update={"uncertain": (0.0, 1.0)}), spec=spec)
+    return changed
 
 
 def _dry_run(state: AppState, job: DatasetRun) -> None:
@@ -132,13 +165,27 @@ def _dry_run(state: AppState, job: DatasetRun) -> None:
 
 def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> dict[str, Any]:
     precision, recall = score_run(run_dir, plan, model)
-    for table in bench_tables(precision, recall):
+    tradeoffs = _tradeoffs(run_dir, plan, model)
+    for table in [*bench_tables(precision, recall), *map(tradeoff_table, tradeoffs)]:
         err.print(to_rich(table))
     selection = f"; sample {plan.dataset.selection}" if plan.dataset.selection else ""
     header = (
         f"# ragfacts bench: {plan.dataset.name}\n\nModel {plan.model_spec}; {plan.dataset.count} items"
         f"{selection}. Methods: {', '.join(m.spec for m in plan.methods)}."
     )
-    data = write_scores(run_dir, precision, recall, header)
+    data = write_scores(run_dir, precision, recall, header, tradeoffs)
     err.print(f"tables: {run_dir.manifest.parent}")
     return {"bench": data}
+
+
+def _tradeoffs(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[TradeOff]:
+    """The cascade trade-off of each cascade of the run (bench --escalate-to)."""
+    cascades = [m.spec for m in plan.methods if isinstance(m, Cascade)]
+    if not cascades:
+        return []
+    found: dict[str, list[Any]] = {spec: [] for spec in cascades}
+    for item, lines in current_outcomes(run_dir, plan, model):
+        for spec in cascades:
+            if spec in lines:
+                found[spec].append((item, lines[spec]))
+    return [t for spec in cascades if (t := cascade_tradeoff(spec, found[spec])) is not None]

@@ -49,6 +49,7 @@ class Decision:
     calibrated: bool
     verdict: str  # consistent | inconsistent: the threshold's side (and the veto)
     band: tuple[float, float] | None
+    passed: bool = False  # the score reached the threshold (before any veto)
 
     @property
     def uncertain(self) -> bool:
@@ -56,7 +57,7 @@ class Decision:
 
     def explain(self, name: str, source: str = "") -> str:
         """e.g. "P(faithful) = 0.41 < 0.55 (trained head, calibrated)"; the band named when the answer is in it."""
-        relation = ">=" if self.probability >= self.threshold else "<"
+        relation = ">=" if self.passed else "<"
         scale = "calibrated" if self.calibrated else "uncalibrated"
         text = f"{name} = {self.probability:.2f} {relation} {self.threshold:.2f} ({source}{scale})"
         if self.uncertain and self.band is not None:
@@ -93,14 +94,19 @@ def decide(
     else:
         probability = calibration.apply(raw, lang, flagged)
         threshold = calibration.apply(raw_threshold, lang)
+    # The default threshold is compared on the raw scale: a calibration is monotone but may be flat (isotonic
+    # steps), and a flat step must not flip a verdict. A threshold the user gives is on the scale they see.
     if options.threshold is not None:
         threshold = options.threshold
-    passed = probability >= threshold and not vetoed
+        passed = probability >= threshold
+    else:
+        passed = raw >= raw_threshold
     return Decision(
         probability=round(probability, 6),
         raw=raw,
         threshold=round(threshold, 6),
         calibrated=calibration is not None,
-        verdict="consistent" if passed else "inconsistent",
+        verdict="consistent" if passed and not vetoed else "inconsistent",
         band=band_for(options, calibration),
+        passed=passed,
     )

@@ -161,22 +161,26 @@ def interval(truth: np.ndarray, predicted: np.ndarray, seed: int = 20261125) -> 
 
 
 def best_threshold(truth: np.ndarray, scores: np.ndarray) -> float:
-    best, chosen = -1.0, 0.5
-    for cut in np.unique(np.round(scores, 4)):
+    """The cut with the best balanced accuracy, placed midway into the gap below it (not on a dev score)."""
+    candidates = np.unique(scores)
+    best, chosen = -1.0, 0
+    for n, cut in enumerate(candidates):
         value = balanced_accuracy(truth, (scores >= cut).astype(int))
         if value > best:
-            best, chosen = value, float(cut)
-    return chosen
+            best, chosen = value, n
+    if chosen == 0:
+        return float(candidates[0])
+    return float((candidates[chosen - 1] + candidates[chosen]) / 2)
 
 
 def thresholds_on(rows: Sequence[Example], scores: np.ndarray) -> dict[str, float]:
     """Per language (and "default" over all) the threshold with the best balanced accuracy."""
     truth = gold(rows)
-    found = {"default": round(best_threshold(truth, scores), 4)}
+    found = {"default": best_threshold(truth, scores)}
     for lang in sorted({r.lang for r in rows}):
         mask = np.array([r.lang == lang for r in rows])
         if len(set(truth[mask])) == 2:
-            found[lang] = round(best_threshold(truth[mask], scores[mask]), 4)
+            found[lang] = best_threshold(truth[mask], scores[mask])
     return found
 
 
@@ -251,10 +255,10 @@ def fit_head(
     calibration, errors, dev_calibrated = choose_calibration(splits.dev, dev_raw)
 
     def predict(rows: Sequence[Example], raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        langs = [r.lang for r in rows]
-        probability = calibration.apply_many(raw, langs)
-        cuts = np.array([calibration.apply(thresholds.get(r.lang, thresholds["default"]), r.lang) for r in rows])
-        return probability, (probability >= cuts).astype(int)
+        """Calibrated probabilities, and verdicts as at run time: the raw score against the raw threshold."""
+        probability = calibration.apply_many(raw, [r.lang for r in rows])
+        cuts = np.array([thresholds.get(r.lang, thresholds["default"]) for r in rows])
+        return probability, (raw >= cuts).astype(int)
 
     _, dev_predicted = predict(splits.dev, dev_raw)
     band = choose_band(splits.dev, dev_calibrated, dev_predicted)
