@@ -227,3 +227,27 @@ def test_a_holistic_score_shows_its_probability_against_the_threshold_once():
     }
     view = result_view(flagged, {"label": "inconsistent", "score": 0.0})
     assert view["problems"] == []  # the reason, shown above the segments, already says it
+
+
+def test_an_uncertain_answer_shows_its_probability_and_a_cascade_shows_who_decided():
+    from ragfacts.bench.views import result_view
+
+    first = {
+        "segments": [],
+        "holistic": {"probability": 0.47, "calibrated": True, "verdict": "inconsistent", "explanation": "x"},
+        "reason": "uncertain: x",
+    }
+    view = result_view(first, {"label": "uncertain", "score": None})
+    assert view["label"] == "uncertain" and view["probability"] == 0.47 and view["calibrated"] is True
+
+    second = {"id": "a", "label": "consistent", "lang": "en", "judgement": {"problems": [], "call": {"stage": "h"}}}
+    cascade = {
+        "first": first,
+        "first_outcome": {"kind": "precision", "label": "uncertain"},
+        "second": second,
+        "second_outcome": {"kind": "precision", "label": "consistent"},
+        "second_model": "gpt-4o",
+    }
+    view = result_view(cascade, {"label": "consistent", "score": 1.0})
+    assert view["label"] == "consistent" and view["probability"] == 0.47
+    assert view["problems"] == ["the first judge left it uncertain (P(faithful) 0.47); gpt-4o decided"]

@@ -98,6 +98,10 @@ def test_method_lists_keep_options_with_their_method():
         "lface4rag",
         "lface4rag:chain_of_thought=false,logic_stage=false",
     ]
+    (banded,) = parse_methods("lface4rag:strategy=holistic_score,uncertain=0.3,0.7")
+    assert (
+        banded.options.uncertain == (0.3, 0.7) and banded.spec == "lface4rag:strategy=holistic_score,uncertain=0.3,0.7"
+    )
 
 
 def test_the_same_method_twice_is_refused(server, tmp_path):

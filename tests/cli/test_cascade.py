@@ -137,3 +137,19 @@ def test_bench_shows_what_each_band_buys_from_one_run_where_every_answer_has_bot
         "second judge alone": (1.0, 1.0, 1.0),
     }
     assert "Cascade trade-off" in (run / "tables.md").read_text()
+
+
+def test_evaluate_counts_uncertain_answers_apart_in_its_summary_and_gate(server, tmp_path):
+    data = tmp_path / "answers.jsonl"
+    data.write_text(
+        "".join(json.dumps({"id": k, "reference": REFERENCE, "answer": a}) + "\n" for k, a in ANSWERS.items()),
+        encoding="utf-8",
+    )
+    options = ["-O", "strategy=holistic_score", "-O", "explain_failures=false"]
+    args = ["--json", "evaluate", str(data), "-o", str(tmp_path / "run"), "--recall", "none", *options]
+    result = invoke(server, *args, "--uncertain", "0.4,0.6", "--min-consistent", "0.5")
+    assert result.exit_code == 1, result.output
+    (summary,) = json.loads(result.stdout)["summary"]
+    assert (summary["consistent"], summary["inconsistent"], summary["uncertain"]) == (1, 1, 1)
+    assert "(1 uncertain)" in result.stderr
+    assert "lface4rag" in result.stderr and "(1 uncertain counted as not consistent)" in result.stderr

@@ -12,6 +12,8 @@ from typing import Any
 
 def result_view(result: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
     """The view of one stored result (a method's `model_dump`) with its outcome."""
+    if "first_outcome" in result:
+        return _cascade(result, outcome)
     view: dict[str, Any] = {
         "label": outcome.get("label"),
         "score": outcome.get("score"),
@@ -45,6 +47,21 @@ def result_view(result: dict[str, Any], outcome: dict[str, Any]) -> dict[str, An
         if generation.get("failure"):
             view["reason"] = f"fact generation failed: {generation['failure'].get('message', '')}"
     view["failed_calls"] = _failures(result)
+    return view
+
+
+def _cascade(result: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+    """A cascade's view: the deciding judge's, with the first judge's probability and where it was escalated."""
+    second = result.get("second")
+    view = result_view(second if second is not None else result["first"], outcome)
+    first = result_view(result["first"], result["first_outcome"])
+    for key in ("probability", "calibrated"):
+        if key in first:
+            view[key] = first[key]
+    if second is not None:
+        said = f" (P(faithful) {first['probability']:.2f})" if first.get("probability") is not None else ""
+        note = f"the first judge left it {first.get('label')}{said}; {result['second_model']} decided"
+        view["problems"] = [note, *view.get("problems", [])]
     return view
 
 

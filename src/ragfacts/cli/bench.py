@@ -105,8 +105,8 @@ def parse_methods(text: str) -> list[Method]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        if "=" in part and ":" not in part.split("=", 1)[0] and specs:
-            specs[-1] += "," + part
+        if specs and (("=" in part and ":" not in part.split("=", 1)[0]) or _is_number(part)):
+            specs[-1] += "," + part  # an option of the method before, or the second number of uncertain=0.3,0.7
         else:
             specs.append(part)
     try:
@@ -120,6 +120,14 @@ def parse_methods(text: str) -> list[Method]:
     if not judges:
         fail("--methods names no method (`ragfacts methods` lists them)")
     return judges
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _every_answer_uncertain(judge: Method) -> Method:
