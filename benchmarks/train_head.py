@@ -19,6 +19,7 @@ other folds), its thresholds by out-of-fold dev balanced accuracy, and the veto 
 read once, after every choice. Intervals: bootstrap 95%, 2,000 resamples of items.
 
     python benchmarks/train_head.py [--write-head] [--out benchmarks/results/trained_head.json]
+    python benchmarks/calibration.py --write-head  # after --write-head: calibrate the new head
 """
 
 from __future__ import annotations
@@ -460,7 +461,11 @@ def main() -> None:
             "benchmark": "benchmarks/train_head.py",
         }
         head_model.head(train, figures).save(HEAD_FILE)
-        print(f"head written to {HEAD_FILE}", file=sys.stderr)
+        print(
+            f"head written to {HEAD_FILE}, without calibrations (they depend on the weights): now run "
+            "python benchmarks/calibration.py --write-head",
+            file=sys.stderr,
+        )
 
 
 def markdown(report: dict[str, Any]) -> str:

@@ -92,3 +92,23 @@ def test_an_items_language_is_its_lang_column_else_detected_from_the_answer():
     assert item_language(Item(answer="长城很长。", meta={"lang": "en"})) == "en"
     assert item_language(Item(answer="长城很长。")) == "zh"
     assert item_language(Item(answer="The wall is long.")) == "en"
+
+
+def test_uncertain_answers_count_as_wrong_overall_and_are_left_out_of_the_decided_figures():
+    judged = [
+        Judged("consistent", "consistent", lang="en", probability=0.9, calibrated=True),
+        Judged("consistent", "uncertain", lang="en", probability=0.5, calibrated=True),
+        Judged("inconsistent", "inconsistent", lang="en", probability=0.1, calibrated=True),
+        Judged("inconsistent", "uncertain", lang="en", probability=0.45, calibrated=True),
+    ]
+    m = classification_metrics("banded", judged)
+    assert m.uncertain == 2 and m.balanced_accuracy.value == 0.5  # each class: 1 right, 1 uncertain (wrong)
+    assert m.decided_balanced_accuracy.value == 1.0 and m.decided_by_language["en"].value == 1.0
+    assert m.confusion["consistent"] == {"consistent": 1, "inconsistent": 0, "unscored": 0, "uncertain": 1}
+    # ECE by hand: bins 0.1 (0 vs 0.1), 0.4-0.5 (0 vs 0.45), 0.5-0.6 (1 vs 0.5), 0.9 (1 vs 0.9), a quarter each
+    assert m.calibration_error.value == pytest.approx((0.1 + 0.45 + 0.5 + 0.1) / 4)
+    assert m.with_probability == 4 and m.calibrated
+    markdown = to_markdown(precision_tables([m]))
+    assert "| banded | 2 (50.0) | 50.0" in markdown  # the abstain table: uncertain, BA with them wrong
+    assert "| banded | consistent | 1 | 0 | 0 | 1 |" in markdown  # the confusion's uncertain column
+    assert "| banded | 4 | yes | 0.287" in markdown  # calibration: answers with a probability, calibrated, ECE

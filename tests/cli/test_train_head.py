@@ -79,6 +79,14 @@ def test_a_head_is_fitted_reported_on_its_own_test_split_written_and_used(server
     refused = invoke(server, "check", "-r", flawed["reference"], "-a", flawed["answer"], *options, model="openai:other")
     assert refused.exit_code == 2 and "trained on the answers of user-model, not other" in refused.stderr
 
+    # the same file calibrates the model's plain P(Yes) too (holistic_score), for this model only
+    scored = ["-O", "strategy=holistic_score", "-O", f"head={head_file}", "-O", "explain_failures=false"]
+    plain = invoke(server, "--json", "check", "-r", flawed["reference"], "-a", flawed["answer"], *scored)
+    assert plain.exit_code == 0, plain.output
+    assert json.loads(plain.stdout)["holistic"]["calibrated"] is True
+    other = invoke(server, "check", "-r", flawed["reference"], "-a", flawed["answer"], *scored, model="openai:other")
+    assert other.exit_code == 2 and "not other" in other.stderr
+
 
 def test_a_rerun_reads_no_answer_twice(server, tmp_path):
     data, head_file = tmp_path / "labelled.jsonl", tmp_path / "head.json"

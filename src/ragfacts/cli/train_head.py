@@ -12,14 +12,11 @@ that ships for it, else holistic_score). A head worse than the default on test i
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 from rich.markup import escape
 
@@ -29,23 +26,12 @@ from ragfacts.cli._dataset import parse_mapping
 from ragfacts.console import err, print_json
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.reader import DatasetError
-from ragfacts.evidence import FEATURE_NAMES
 from ragfacts.items import Item
-from ragfacts.methods.precision.head import log_odds, shipped_head
-from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
-from ragfacts.methods.precision.scored import holistic_request
-from ragfacts.methods.precision.training import (
-    VETO_FEATURES,
-    Example,
-    evidence_of,
-    fit_head,
-)
-from ragfacts.models import ChatModel, ConfigurationError
-from ragfacts.text import detect_lang
+from ragfacts.methods.precision.readings import default_judge, head_fields, read_all
+from ragfacts.methods.precision.training import fit_head
+from ragfacts.models import ConfigurationError
 
-_FLAG_COLUMNS = [FEATURE_NAMES.index(n) for n in VETO_FEATURES]
 MIN_ANSWERS = 40  # fewer cannot give a dev and a test split with both labels
-CHUNK = 16
 
 
 @app.command("train-head")
@@ -81,7 +67,7 @@ def train_head(
     except ConfigurationError as error:
         fail(str(error))
     started = time.perf_counter()
-    examples, failed, identity = run_async(runtime, lambda _: _read_all(model, items, cache))
+    examples, failed, identity = run_async(runtime, lambda _: read_all(model, items, cache, _progress))
     reading_s = time.perf_counter() - started
     if failed:
         err.print(f"[yellow]{failed} answer(s) could not be read (failed calls); they are left out[/yellow]")
@@ -92,8 +78,8 @@ def train_head(
             dev=dev,
             test=test,
             seed=seed,
-            default=_default_judge(model, identity),
-            head_fields=_fields(model, identity, examples),
+            default=default_judge(identity),
+            head_fields=head_fields(model, identity, examples),
         )
     except ValueError as error:
         fail(str(error))
@@ -139,119 +125,6 @@ def _labelled_items(data: Path, mapping: list[str] | None) -> list[Item]:
     return items
 
 
-async def _read_all(model: ChatModel, items: list[Item], cache: Path) -> tuple[list[Example], int, str]:
-    """Every answer read by the model once (from the cache where it was read before); failures counted."""
-    if await model.probe_label_scores() is False:
-        raise ConfigurationError(f"{model.model_id} gives no log-probabilities; a head needs them")
-    profile = model.profile()
-    use_state = profile.hidden_state
-    identity = (profile.sha256 or model.weights_sha256()) if use_state else f"{model.backend}:{model.model_id}"
-    known = _read_cache(cache)
-    examples: list[Example] = []
-    failed = 0
-    with cache.open("a", encoding="utf-8") as sink:
-        for start in range(0, len(items), CHUNK):
-            chunk = items[start : start + CHUNK]
-            rows = await asyncio.gather(*(_read_one(model, item, identity, use_state, known) for item in chunk))
-            for item, (key, row) in zip(chunk, rows, strict=True):
-                if row is None:
-                    failed += 1
-                    continue
-                if key not in known:
-                    known[key] = row
-                    sink.write(json.dumps({"key": key, **row}) + "\n")
-                    sink.flush()
-                examples.append(_example(item, row))
-            err.print(f"read {min(start + CHUNK, len(items))}/{len(items)} answers", style="dim")
-    return examples, failed, identity
-
-
-async def _read_one(
-    model: ChatModel, item: Item, identity: str, use_state: bool, known: dict[str, dict[str, Any]]
-) -> tuple[str, dict[str, Any] | None]:
-    lang = detect_lang(item.answer)
-    messages, (yes, no), prompt_id = holistic_request(item, lang)
-    key = hashlib.sha256(f"{identity}\n{prompt_id}\n{messages[0].content}".encode()).hexdigest()
-    if key in known:
-        return key, known[key]
-    completion = await model.score_labels(
-        messages, [yes, no], stage="train_head", prompt_version=prompt_id, hidden_state=use_state
-    )
-    if not completion.ok:
-        return key, None
-    scores = completion.parsed
-    row = {
-        "lang": lang,
-        "prompt": prompt_id,
-        "p_yes": scores.probabilities[yes],
-        "log_odds": log_odds(scores.logprobs, yes, no),
-        "state": scores.state,
-    }
-    return key, row
-
-
-def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
-    """The readings kept by an earlier run; a line cut short by an interruption is read again."""
-    found: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-                found[row.pop("key")] = row
-            except (json.JSONDecodeError, KeyError, AttributeError):
-                continue
-    return found
-
-
-def _example(item: Item, row: dict[str, Any]) -> Example:
-    from ragfacts.models._types import decode_state
-
-    state = np.asarray(decode_state(row["state"]), dtype=np.float64) if row.get("state") else None
-    return Example(
-        group=hashlib.sha256((item.reference or "").encode()).hexdigest(),
-        lang=row["lang"],
-        gold=1 if item.label == "consistent" else 0,
-        p_yes=float(row["p_yes"]),
-        log_odds=float(row["log_odds"]),
-        evidence=evidence_of(item.answer, item.reference or "", row["lang"]),
-        state=state,
-    )
-
-
-def _default_judge(model: ChatModel, identity: str) -> tuple[str, Any]:
-    """What the head must beat: the head that ships for the model, else holistic_score at its default threshold."""
-    shipped = shipped_head(identity)
-    if shipped is not None:
-
-        def by_head(rows: list[Example]) -> list[int]:
-            out = []
-            for r in rows:
-                z = float(r.state @ shipped.state_weights) + shipped.baseline_weight * r.log_odds
-                z += float(r.evidence @ shipped.evidence_weights) + shipped.bias
-                flagged = shipped.evidence_veto and any(r.evidence[i] > 0 for i in _FLAG_COLUMNS)
-                out.append(int(z >= _logit(shipped.threshold(r.lang)) and not flagged))
-            return out
-
-        return f"the shipped head {shipped.name}", by_head
-    cut = DEFAULT_THRESHOLDS["holistic_score"]
-    return f"holistic_score (P(Yes) >= {cut})", lambda rows: [int(r.p_yes >= cut) for r in rows]
-
-
-def _fields(model: ChatModel, identity: str, examples: list[Example]) -> dict[str, Any]:
-    """What the head records of the model and prompts it was trained with."""
-    use_state = all(r.state is not None for r in examples)
-    path = getattr(model, "model_path", None)
-    prompts = {
-        lang: holistic_request(Item(answer="x", reference="x"), lang)[2] for lang in sorted({r.lang for r in examples})
-    }
-    return {
-        "model_sha256": identity if use_state else None,
-        "model_size": path.stat().st_size if use_state and path is not None else 0,
-        "model_id": model.model_id,
-        "prompts": prompts,
-    }
-
-
 def _show(report: dict[str, Any]) -> None:
     def cell(value: dict[str, Any]) -> str:
         if value.get("value") is None:
@@ -283,6 +156,5 @@ def _file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-9), 1 - 1e-9)
-    return float(np.log(p / (1 - p)))
+def _progress(done: int, total: int) -> None:
+    err.print(f"read {done}/{total} answers", style="dim")

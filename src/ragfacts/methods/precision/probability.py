@@ -19,9 +19,12 @@ from functools import cache
 from pathlib import Path
 
 from ragfacts.methods.precision.calibration import Calibration, in_band
-from ragfacts.methods.precision.head import Head, shipped_head
+from ragfacts.methods.precision.head import Head, HeadMismatch, shipped_head
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.models import ChatModel, ConfigurationError
+from ragfacts.prompts import load_prompt
+
+HOLISTIC_PROMPT = "holistic_score"  # the prompt whose probabilities heads and calibrations are made from
 
 
 @cache
@@ -33,9 +36,24 @@ def head_file(path: str) -> Head:
         raise ConfigurationError(str(error)) from error
 
 
+def checked_head(model: ChatModel, path: str) -> Head:
+    """The head file at `path`, refused (a configuration error naming what differs) if it was made for another
+    model or prompt version: another GGUF (by SHA-256) or another endpoint model (by name)."""
+    head = head_file(path)
+    sha256 = None
+    if head.model_sha256 is not None:
+        sha256 = model.profile().sha256 or getattr(model, "weights_sha256", lambda: None)()
+    prompts = {lang: load_prompt(HOLISTIC_PROMPT, lang).id for lang in head.prompts}
+    try:
+        head.check(sha256=sha256, prompt_ids=prompts, model_id=model.model_id)
+    except HeadMismatch as error:
+        raise ConfigurationError(str(error)) from error
+    return head
+
+
 def calibration_for(model: ChatModel, options: CheckOptions, strategy: str) -> Calibration | None:
     """The calibration of `strategy`'s probability on `model`: from -O head=FILE, else the shipped head's."""
-    head = head_file(options.head) if options.head is not None else shipped_head(model.profile().sha256)
+    head = checked_head(model, options.head) if options.head is not None else shipped_head(model.profile().sha256)
     return None if head is None else head.calibrations.get(strategy)
 
 

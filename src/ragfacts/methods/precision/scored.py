@@ -21,7 +21,7 @@ from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_batched
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS, CheckOptions
-from ragfacts.methods.precision.probability import Decision, band_for, calibration_for, decide
+from ragfacts.methods.precision.probability import HOLISTIC_PROMPT, Decision, band_for, calibration_for, decide
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
@@ -41,7 +41,6 @@ PROMPT = "precision_score_statement"
 # The sentence threshold used to mark sentences when a holistic_score failure is localised.
 SENTENCE_THRESHOLD = DEFAULT_THRESHOLDS["sentence_scores"]
 PROMPT_WITH_CONTEXT = "precision_score_statement_context"
-HOLISTIC_PROMPT = "holistic_score"
 LABELS = {"en": ("Yes", "No"), "zh": ("是", "否")}
 _NO_QUESTION = {"en": "(no question given)", "zh": "（未提供问题）"}
 

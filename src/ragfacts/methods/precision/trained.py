@@ -20,13 +20,12 @@ import numpy as np
 
 from ragfacts.evidence import find_unsupported
 from ragfacts.items import Item
-from ragfacts.methods.precision.head import Head, HeadMismatch, log_odds, shipped_head
+from ragfacts.methods.precision.head import Head, log_odds, shipped_head
 from ragfacts.methods.precision.options import CheckOptions
-from ragfacts.methods.precision.probability import band_for, decide, head_file
+from ragfacts.methods.precision.probability import band_for, checked_head, decide
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord, CheckResult, HolisticResult, ScoreResult
-from ragfacts.methods.precision.scored import HOLISTIC_PROMPT, explain_weakest, holistic_request, record_decision
+from ragfacts.methods.precision.scored import explain_weakest, holistic_request, record_decision
 from ragfacts.models import ChatModel, ConfigurationError
-from ragfacts.prompts import load_prompt
 from ragfacts.text import split_sentences
 from ragfacts.usage import Usage
 
@@ -41,10 +40,7 @@ def head_for(model: ChatModel, options: CheckOptions) -> Head:
     """
     profile = model.profile()
     if options.head is not None:
-        head = head_file(options.head)
-        sha256 = None
-        if head.uses_state:
-            sha256 = profile.sha256 or getattr(model, "weights_sha256", lambda: None)()
+        head = checked_head(model, options.head)
     else:
         found = shipped_head(profile.sha256)
         if found is None:
@@ -53,18 +49,13 @@ def head_for(model: ChatModel, options: CheckOptions) -> Head:
                 "labelled answers (ragfacts train-head DATA -o head.json) and pass -O head=head.json, or use "
                 "strategy=holistic_score"
             )
-        head, sha256 = found, profile.sha256
+        head = found
     if head.uses_state and not profile.hidden_state:
         raise ConfigurationError(
             f"the head {head.name!r} reads the model's hidden state, which the {model.backend} backend does not "
             "give; use a local GGUF model (--model local:FILE), a head trained on log-probabilities "
             "(ragfacts train-head with this model), or another strategy"
         )
-    prompts = {lang: load_prompt(HOLISTIC_PROMPT, lang).id for lang in head.prompts}
-    try:
-        head.check(sha256=sha256, prompt_ids=prompts, model_id=model.model_id)
-    except HeadMismatch as error:
-        raise ConfigurationError(str(error)) from error
     return head
 
 

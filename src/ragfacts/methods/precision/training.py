@@ -292,5 +292,21 @@ def fit_head(
         "default": default_name,
         "test": {"head": figures, "default": interval(truth, np.asarray(default_predict(splits.test)))},
     }
-    head = fitter.head(thresholds=thresholds, calibrations={"trained_head": calibration}, **head_fields)
+    report["test"]["holistic_score_ece"], p_yes_calibration = _p_yes_calibration(splits)
+    calibrations = {"trained_head": calibration, "holistic_score": p_yes_calibration}
+    head = fitter.head(thresholds=thresholds, calibrations=calibrations, **head_fields)
     return head, report
+
+
+def _p_yes_calibration(splits: Splits) -> tuple[float, Calibration]:
+    """The model's own P(Yes) (holistic_score) calibrated on dev, with its band; its ECE on test."""
+    from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
+
+    dev_p = np.array([r.p_yes for r in splits.dev])
+    calibration, errors, cross_validated = choose_calibration(splits.dev, dev_p)
+    predicted = (dev_p >= DEFAULT_THRESHOLDS["holistic_score"]).astype(int)
+    band = choose_band(splits.dev, cross_validated, predicted)
+    fitted = {**calibration.fitted_on, "dev_cv_ece": errors}
+    test_p = calibration.apply_many(np.array([r.p_yes for r in splits.test]), [r.lang for r in splits.test])
+    ece = round(expected_calibration_error(test_p, gold(splits.test)), 4)
+    return ece, Calibration(calibration.method, calibration.params, fitted, band)
