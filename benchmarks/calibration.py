@@ -174,6 +174,17 @@ def choose_band(probability: np.ndarray, split: Split, predicted: np.ndarray) ->
     return best[1], best[2]
 
 
+def ece_floor(probability: np.ndarray, draws: int = 2000) -> dict[str, float]:
+    """The ECE a perfectly calibrated judge with these probabilities would show on this many answers: labels drawn
+    as Bernoulli(probability), 2,000 times (the noise floor of ECE at this size)."""
+    rng = np.random.default_rng(SEED)
+    values = [
+        expected_calibration_error(probability, rng.uniform(size=len(probability)) < probability) for _ in range(draws)
+    ]
+    low, high = np.percentile(values, [2.5, 97.5])
+    return {"mean": round(float(np.mean(values)), 4), "low": round(float(low), 4), "high": round(float(high), 4)}
+
+
 def ece_interval(probability: np.ndarray, gold: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
     return interval(lambda g, p: expected_calibration_error(p, g), gold, probability, rng)
 
@@ -219,6 +230,7 @@ def study(
         out["reliability"][method] = reliability(calibrated, test.gold)
     chosen = min(METHODS, key=lambda m: (out["dev_cv"][m]["ece"], out["dev_cv"][m]["log_loss"]))
     out["chosen"] = chosen
+    out["ece_of_a_calibrated_judge"] = ece_floor(fitted[chosen].apply_many(test_raw, test_langs, test_flag))
     calibration = fitted[chosen]
     thresholds = threshold_of(calibration, raw_thresholds)
     dev_vetoed, test_vetoed = dev_flag.astype(bool), test_flag.astype(bool)
@@ -260,6 +272,12 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {name}{mark} | {s['dev_cv'][name]['ece']:.3f} | {e['value']:.3f} [{e['low']:.3f}, {e['high']:.3f}] "
                 f"| {s['test'][name]['log_loss']:.3f} |"
             )
+        floor = s["ece_of_a_calibrated_judge"]
+        lines += [
+            "",
+            f"A perfectly calibrated judge with the shipped probabilities would show an ECE of {floor['mean']:.3f} "
+            f"[{floor['low']:.3f}, {floor['high']:.3f}] on these {s['test_rows']} answers (labels drawn from them).",
+        ]
         b, t, n = s["band"], s["band_test"], s["no_band_test"]
         lines += ["", f"Band chosen on dev: [{b[0]:.2f}, {b[1]:.2f}); thresholds {s['thresholds_calibrated']}", ""]
         lines += ["| test | abstain | BA decided (all) | en | zh |", "|---|---|---|---|---|"]
