@@ -33,6 +33,9 @@ from ragfacts.methods.base import (
     parse_method_spec,
     parse_option_pairs,
 )
+from ragfacts.methods.precision.options import CheckOptions
+
+UNCERTAIN_HELP = CheckOptions.model_fields["uncertain"].description  # declared once, with the option
 
 
 class Engine(str, Enum):
@@ -86,11 +89,7 @@ def evaluate(
     ] = None,
     uncertain: Annotated[
         str | None,
-        typer.Option(
-            help="LOW,HIGH: answers whose P(faithful) is in [LOW, HIGH) are labelled uncertain (counted apart, pass no "
-            "gate); auto = the band chosen with the model's calibration. Same as -O uncertain=LOW,HIGH",
-            show_default=False,
-        ),
+        typer.Option(help=f"{UNCERTAIN_HELP} (the precision method's -O uncertain=)", show_default=False),
     ] = None,
     escalate_to: EscalateTo = None,
     escalate_method: EscalateMethod = DEFAULT_ESCALATE_METHOD,
