@@ -138,6 +138,12 @@ def test_bench_shows_what_each_band_buys_from_one_run_where_every_answer_has_bot
     }
     assert "Cascade trade-off" in (run / "tables.md").read_text()
 
+    report = tmp_path / "report.html"
+    assert invoke(server, "report", str(run), "-o", str(report)).exit_code == 0
+    page = report.read_text(encoding="utf-8")
+    assert "Cascade trade-off" in page and "Calibration of P(faithful) against the gold labels" in page
+    assert "Reliability of P(faithful)" in page and "Cascade: balanced accuracy against tokens per answer" in page
+
 
 def test_evaluate_counts_uncertain_answers_apart_in_its_summary_and_gate(server, tmp_path):
     data = tmp_path / "answers.jsonl"
