@@ -35,6 +35,8 @@ def show_check(result: CheckResult) -> None:
         verdict = _verdict(result.holistic)
         if label is AnswerLabel.UNCERTAIN:  # the threshold's side, said as a leaning, not as the verdict
             verdict = f"uncertain, leans {escape(result.holistic.verdict or '-')}"
+        if result.holistic.probability is not None:  # the probability strategies: what decided, on screen
+            verdict += f" — {escape(result.holistic.explanation)}"
         err.print(f"holistic judgement: {verdict}")
     if result.segments:
         table = Table(title_justify="left", show_lines=True)
