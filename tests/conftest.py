@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ragfacts import redaction
 from ragfacts.models import ModelOptions, ResponseCache, UsageLedger
 from ragfacts.models.openai_compat import OpenAICompatibleModel
 from tests.scripted_server import ScriptedServer
@@ -22,6 +23,13 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for variable in ("OPENAI_API_KEY", "RAGFACTS_API_KEY", "RAGFACTS_BASE_URL", "RAGFACTS_MODEL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def forget_secrets() -> Iterator[None]:
+    """Each test registers its own secrets: one test's secret must not redact another test's text."""
+    yield
+    redaction.reset()
 
 
 @pytest.fixture(scope="session")

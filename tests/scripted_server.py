@@ -34,6 +34,8 @@ class Reply:
     completion_tokens: int = 7
     logprobs: list[dict[str, Any]] | None = None
     no_choices: bool = False  # a 200 whose body has an empty `choices` list (its usage is still reported)
+    # An error's message; "{key}" becomes the bearer token the request carried (servers that echo the key).
+    error_message: str | None = None
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:
@@ -208,9 +210,11 @@ class ScriptedServer:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
+                    message = reply.error_message or f"scripted {reply.status}"
+                    key = request.headers.get("authorization", "").removeprefix("Bearer ")
                     self._send(
                         reply.status,
-                        {"error": {"message": f"scripted {reply.status}", "type": "scripted"}},
+                        {"error": {"message": message.replace("{key}", key), "type": "scripted"}},
                         reply.headers,
                     )
                     return

@@ -9,17 +9,26 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragfacts import redaction
 from ragfacts.models import UsageLedger
 
-err = Console(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
-out = Console(soft_wrap=True)
+
+class RedactingConsole(Console):
+    """A console whose every rendered line passes the redaction step (`ragfacts.redaction`) before it is written."""
+
+    def _render_buffer(self, buffer: Any) -> str:  # rich's one place where segments become the text written
+        return redaction.redact(super()._render_buffer(buffer))
+
+
+err = RedactingConsole(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
+out = RedactingConsole(soft_wrap=True)
 
 
 def print_json(data: Any, one_per_line: str | None = None) -> None:
     """Write one JSON document to stdout, indented; the list under `one_per_line` (a dataset's rows) goes last,
     one compact element per line: readable, and a thousand rows cost milliseconds rather than seconds."""
     if one_per_line is None or not isinstance(data, dict) or not isinstance(data.get(one_per_line), list):
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(redaction.redact(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
         sys.stdout.flush()
         return
     head = {key: value for key, value in data.items() if key != one_per_line}
@@ -31,7 +40,7 @@ def print_json(data: Any, one_per_line: str | None = None) -> None:
         if rows
         else f"{opening}  {json.dumps(one_per_line)}: []\n}}\n"
     )
-    sys.stdout.write("".join(parts))
+    sys.stdout.write(redaction.redact("".join(parts)))
     sys.stdout.flush()
 
 

@@ -165,7 +165,7 @@ def test_the_auth_header_comes_from_the_environment_and_never_reaches_the_run_di
     for path in files:
         assert RAG_SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
     assert RAG_SECRET not in result.stdout and RAG_SECRET not in result.stderr
-    assert json.loads(result.stdout)["endpoint"]["failures"] == {'HTTP 401: {"error": "*** is revoked"}': 1}
+    assert json.loads(result.stdout)["endpoint"]["failures"] == {'HTTP 401: {"error": "[redacted] is revoked"}': 1}
 
 
 @pytest.mark.parametrize(

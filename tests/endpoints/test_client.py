@@ -129,5 +129,13 @@ async def test_failure_messages_never_hold_a_secret(rag):
     assert (
         not answer.ok
         and SECRET not in answer.model_dump_json()
-        and answer.error == 'HTTP 401: {"error": "token *** is revoked"}'
+        and answer.error == 'HTTP 401: {"error": "token [redacted] is revoked"}'
     )
+
+
+async def test_a_secret_the_service_echoes_in_its_answer_or_contexts_is_neither_stored_nor_judged(rag):
+    reply = {"answer": f"the token is {SECRET}", "sources": [{"text": f"ctx {SECRET} here"}]}
+    rag.script("Q", RagReply(200, reply))
+    headers = ["Authorization: Bearer ${RAG_TOKEN}"]
+    answer = await ask(rag, "Q", {"RAG_TOKEN": SECRET}, headers=headers, contexts_path="sources[*].text")
+    assert answer.ok and answer.answer == "the token is [redacted]" and answer.contexts == ["ctx [redacted] here"]

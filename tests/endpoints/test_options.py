@@ -36,7 +36,7 @@ def test_variables_are_read_from_the_environment_into_url_headers_and_body_and_r
     assert request.url == "http://x/ask"
     assert request.headers == {"Authorization": f"Bearer {SECRET}", "X-Index": "docs-v2"}
     assert request.body("Q") == {"q": "Q", "key": SECRET}
-    assert request.redact(f"401: bad token Bearer {SECRET}") == "401: bad token ***"
+    assert request.redact(f"401: bad token Bearer {SECRET}") == "401: bad token [redacted]"
 
 
 def test_the_configuration_holds_templates_and_header_names_never_values():

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ragfacts import redaction
 from ragfacts.bench.rundir import RunDir, RunError, parse_own_line, refuse_unless_ours, results_line
 
 ANSWERS_VERSION = 1
@@ -98,7 +99,8 @@ class AnswerStore:
     def save_configuration(self, configuration: dict[str, Any]) -> None:
         self.config.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.config.with_name(self.config.name + ".tmp")
-        temporary.write_text(json.dumps(configuration, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(configuration, ensure_ascii=False, indent=2) + "\n"
+        temporary.write_text(redaction.redact(text), encoding="utf-8")
         os.replace(temporary, self.config)
 
     def compact(self, keep: set[str], config_hash: str) -> int:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragfacts import redaction
+
 RESULTS_VERSION = 1
 _LINE_KEYS = ("v", "id", "method", "content_hash", "config_hash", "complete", "outcome")
 _ITEM_KEY = b', "item": '  # results lines keep the index's fields first, the item and result after
@@ -247,7 +249,7 @@ def refuse_unless_ours(path: Path, keys: tuple[str, ...], kind: str) -> None:
 
 def results_line(line: dict[str, Any]) -> str:
     """One results line as JSON text; the characters some readers take for line breaks are escaped."""
-    text = json.dumps(line, ensure_ascii=False)
+    text = redaction.redact(json.dumps(line, ensure_ascii=False))  # nothing secret reaches a run's files
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
 
 
@@ -261,5 +263,5 @@ def _same(a: Path, b: Path) -> bool:
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
+    temporary.write_text(redaction.redact(text), encoding="utf-8")
     os.replace(temporary, path)

@@ -116,7 +116,9 @@ class EndpointClient:
                 contexts = _contexts(contexts_path.find(reply), contexts_path.has_wildcard)
             except PathError as error:
                 return self._with_error(done, f"--contexts-path {contexts_path.text}: {error}")
-        return done.model_copy(update={"ok": True, "answer": answer, "contexts": contexts})
+        # A service that echoes a secret in its answer or contexts: never stored, never sent to the judge.
+        contexts = [self.request.redact(text) for text in contexts]
+        return done.model_copy(update={"ok": True, "answer": self.request.redact(answer), "contexts": contexts})
 
     def _with_error(self, answer: Answer, message: str) -> Answer:
         return answer.model_copy(update={"error": self.request.redact(message)})

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragfacts import redaction
 from ragfacts.endpoints.paths import PathError, ReplyPath, parse_path
 from ragfacts.hashing import digest
 
@@ -114,10 +115,11 @@ class EndpointRequest:
         return _fill(self.template, {QUESTION: question}, self.environ)
 
     def redact(self, text: str) -> str:
-        """`text` with every value read from the environment and every header value replaced by ***."""
+        """`text` with every value read from the environment and every header value (and every other secret
+        of the process) replaced by [redacted]."""
         for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+            text = text.replace(secret, redaction.REDACTED)
+        return redaction.redact(text)
 
 
 def resolve(options: EndpointOptions, environ: Mapping[str, str] | None = None) -> EndpointRequest:
@@ -152,6 +154,7 @@ def resolve(options: EndpointOptions, environ: Mapping[str, str] | None = None) 
     secrets = sorted(
         {v for v in [*used.values(), *header_values, *in_url] if len(v) >= _MIN_SECRET}, key=len, reverse=True
     )
+    redaction.register(*secrets)  # so every surface redacts them, not only this request's own messages
     return EndpointRequest(url, headers, answer, contexts, template, dict(used), tuple(secrets))
 
 

@@ -7,8 +7,9 @@ import math
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragfacts import redaction
 from ragfacts.usage import Usage
 
 
@@ -47,6 +48,12 @@ class Failure(BaseModel):
     message: str
     last_text: str | None = None
     status: int | None = None  # the HTTP status, when the server answered with an error
+
+    @field_validator("message", "last_text")
+    @classmethod
+    def _redacted(cls, value: str | None) -> str | None:
+        """A server may echo the key in its error ("Incorrect API key provided: sk-…"): never kept."""
+        return None if value is None else redaction.redact(value)
 
     @property
     def endpoint_unusable(self) -> bool:

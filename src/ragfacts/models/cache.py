@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ragfacts import redaction
 from ragfacts.hashing import canonical_json, digest
 
 CACHE_KEY_VERSION = "ragfacts-cache-v1"
@@ -60,7 +61,7 @@ class ResponseCache:
     def put(self, key: str, *, backend: str, model: str, stage: str, record: dict[str, Any]) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO responses (key, backend, model, stage, record, created) VALUES (?, ?, ?, ?, ?, ?)",
-            (key, backend, model, stage, canonical_json(record), time.time()),
+            (key, backend, redaction.redact(model), stage, redaction.redact(canonical_json(record)), time.time()),
         )
 
     def __len__(self) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 import openai
 
+from ragfacts import redaction
 from ragfacts.models._errors import BackendError
 from ragfacts.models._types import Message, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
@@ -38,11 +39,14 @@ class OpenAICompatibleModel(ChatModel):
             raise ValueError("the grammar mode is for the local backend; use json_schema, tool or json_text")
         self.base_url = base_url
         self._api_key = api_key or "no-key"
+        redaction.register(api_key)  # a key this model holds is never stored or printed, whatever echoes it
+        redaction.register_url(base_url)
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "base_url": self.base_url}
+        # the server's address without credentials: it is stored in manifests and cache keys
+        return {**super().identity(), "base_url": redaction.redact_url(self.base_url) if self.base_url else None}
 
     async def _send(
         self,

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragfacts import redaction
 from ragfacts.models._errors import ConfigurationError
 from ragfacts.models.base import ChatModel
 from ragfacts.models.cache import ResponseCache
@@ -34,7 +35,9 @@ def parse_spec(text: str, base_url: str | None = None) -> ModelSpec:
     if backend == "openai":
         if not name:
             raise ConfigurationError("`openai:` needs a model name, e.g. --model openai:gpt-4o-mini")
-        return ModelSpec("openai", name, base_url or os.environ.get("RAGFACTS_BASE_URL") or None)
+        url = base_url or os.environ.get("RAGFACTS_BASE_URL") or None
+        redaction.register_url(url)  # credentials in a base URL are secrets: never stored, never printed
+        return ModelSpec("openai", name, url)
     if backend == "local":
         return ModelSpec("local", name or None)
     raise ConfigurationError(
@@ -48,6 +51,7 @@ def api_key_from_env() -> str | None:
     for variable in KEY_VARIABLES:
         value = os.environ.get(variable)
         if value:
+            redaction.register(value)  # whatever reads the key makes it a secret of the process
             return value
     return None
 

@@ -14,32 +14,23 @@ import sys
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
+from ragfacts import redaction
 from ragfacts.models import api_key_from_env
 from ragfacts.service.settings import ServiceSettings
 
-REDACTED = "[redacted]"
+REDACTED = redaction.REDACTED
 REQUEST_LOGGER = "ragfacts.service"
-_MIN_SECRET = 4  # shorter "secrets" would redact ordinary words
 
 
 class Redactor:
-    """Replaces every secret it knows, as written and as escaped inside JSON, by [redacted]."""
+    """The process's one redaction step (`ragfacts.redaction`), with the service's own secrets registered."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        forms = set()
-        for secret in secrets:
-            if secret and len(secret) >= _MIN_SECRET:
-                forms.add(secret)
-                forms.add(json.dumps(secret)[1:-1])  # escaped quotes, backslashes, non-ASCII
-        self._forms = sorted(forms, key=len, reverse=True)  # longest first: a secret inside another goes whole
+        redaction.register(*secrets)
 
     def __call__(self, text: str) -> str:
-        for form in self._forms:
-            if form in text:
-                text = text.replace(form, REDACTED)
-        return text
+        return redaction.redact(text)
 
 
 def service_secrets(settings: ServiceSettings) -> list[str]:
@@ -48,11 +39,7 @@ def service_secrets(settings: ServiceSettings) -> list[str]:
     if settings.token is not None:
         secrets.append(settings.token.get_secret_value())
     base_url = settings.runtime.base_url or os.environ.get("RAGFACTS_BASE_URL") or ""
-    if base_url:
-        parts = urlsplit(base_url)
-        secrets += [unquote(parts.username or ""), unquote(parts.password or "")]
-        secrets += [parts.username or "", parts.password or ""]
-        secrets += [value for _, value in parse_qsl(parts.query)]
+    redaction.register_url(base_url)
     return [secret for secret in secrets if secret]
 
 
