@@ -379,7 +379,7 @@ def _forwarded_environment() -> dict[str, str]:
 
 def _merge_usage(model: ChatModel, usage: dict[str, dict[str, Any]]) -> None:
     for stage, counts in usage.items():
-        model.ledger.stages.setdefault(stage, Usage()).add(Usage.model_validate(counts))
+        model.ledger.add(stage, Usage.model_validate(counts))
 
 
 def _awaitable(ref: Any) -> asyncio.Future[Any]:

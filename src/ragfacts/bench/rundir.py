@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts import redaction
+from ragfacts.usage import Usage
 
 RESULTS_VERSION = 1
 _LINE_KEYS = ("v", "id", "method", "content_hash", "config_hash", "complete", "outcome")
@@ -64,16 +65,18 @@ class RunDir:
             self.results = self.target
             self.manifest = self.target.with_name(self.target.name + ".manifest.json")
             self.ledger = self.target.with_name(self.target.name + ".ledger.json")
+            self.journal = self.target.with_name(self.target.name + ".usage.jsonl")
             self.lock_file = self.target.with_name(self.target.name + ".lock")
         else:
             self.results = self.target / "results.jsonl"
             self.manifest = self.target / "manifest.json"
             self.ledger = self.target / "ledger.json"
+            self.journal = self.target / "usage.jsonl"
             self.lock_file = self.target / ".lock"
 
     def check_target(self, inputs: list[Path]) -> None:
         """Refuse an output that is an input, or a path of the wrong kind; nothing is created."""
-        outputs = {self.results, self.manifest, self.ledger}
+        outputs = {self.results, self.manifest, self.ledger, self.journal}
         for path in inputs:
             if any(_same(path, output) for output in outputs) or _same(path, self.target):
                 raise RunError(f"the output {self.target} is also an input ({path}); give another -o")
@@ -124,9 +127,68 @@ class RunDir:
         _write_atomically(self.ledger, json.dumps(ledger, ensure_ascii=False, indent=2) + "\n")
 
     def load_ledger(self) -> dict[str, Any]:
+        """The run's usage per stage: summed from the usage journal (every call, appended as it was counted), else
+        ledger.json as written, else, if that is unreadable or not ours, rebuilt from the results. Never raises:
+        a torn or foreign ledger must not cost a run whose calls were paid for."""
+        if self.journal.exists():
+            return _ledger(self.journal_stages())
         if not self.ledger.exists():
             return {}
-        return json.loads(self.ledger.read_text(encoding="utf-8"))
+        try:
+            ledger = json.loads(self.ledger.read_text(encoding="utf-8"))
+            stages = {name: Usage.model_validate(usage) for name, usage in ledger["stages"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return self._rebuilt_ledger()
+        return _ledger(stages)
+
+    def journal_stages(self, invocation: str | None = None) -> dict[str, Usage]:
+        """The journal summed per stage (of one invocation, if given); torn or foreign lines are skipped."""
+        stages: dict[str, Usage] = {}
+        if not self.journal.exists():
+            return stages
+        with self.journal.open("rb") as source:
+            for raw in source:
+                try:
+                    line = json.loads(raw)
+                    if invocation is not None and line.get("invocation") != invocation:
+                        continue
+                    stages.setdefault(str(line["stage"]), Usage()).add(Usage.model_validate(line["usage"]))
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue
+        return stages
+
+    @contextlib.contextmanager
+    def usage_journal(self, invocation: str) -> Iterator[Callable[[str, Usage], None]]:
+        """A function that appends one call's usage to the journal at once (unbuffered): what was paid for
+        survives a kill. The first use in a run directory without a journal carries its ledger over."""
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        before = None if self.journal.exists() else self.load_ledger()
+        with self.journal.open("ab", buffering=0) as handle:
+
+            def append(stage: str, usage: Usage, invocation: str = invocation) -> None:
+                line = {"invocation": invocation, "stage": stage, "usage": usage.model_dump()}
+                data = memoryview((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+                while data:
+                    data = data[handle.write(data) :]
+
+            for stage, usage in (before or {}).get("stages", {}).items():
+                append(stage, Usage.model_validate(usage), "before the journal")
+            yield append
+
+    def _rebuilt_ledger(self) -> dict[str, Any]:
+        """A ledger from the results' own usage, when ledger.json is unreadable: one row, said to be rebuilt."""
+        total = Usage()
+        try:
+            for line in self.lines():
+                try:
+                    total.add(Usage.model_validate(line["outcome"]["usage"]))
+                except (KeyError, TypeError, ValueError):
+                    continue
+        except RunError:  # results that are not ours: nothing to sum
+            pass
+        ledger = _ledger({"(rebuilt from results.jsonl)": total})
+        ledger["rebuilt"] = f"{self.ledger.name} was unreadable; the usage of the current results was summed"
+        return ledger
 
     def index(self, *, repair: bool = False) -> ResultIndex:
         """Index the results file; with `repair`, cut a torn last line (only of a file that is ours)."""
@@ -258,6 +320,13 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return False
+
+
+def _ledger(stages: dict[str, Usage]) -> dict[str, Any]:
+    return {
+        "stages": {name: usage.model_dump() for name, usage in sorted(stages.items())},
+        "total": Usage.sum(stages.values()).model_dump(),
+    }
 
 
 def _write_atomically(path: Path, text: str) -> None:

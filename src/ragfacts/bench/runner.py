@@ -12,6 +12,7 @@ still in flight.
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import subprocess
 import time
@@ -104,19 +105,25 @@ async def run(
         index = run_dir.index(repair=True)
         todo, current = _plan_work(plan, methods, configs, index, report)
         manifest = _manifest(manifest, plan, methods, model)
-        run_dir.save_manifest(manifest)
+        invocation = _start_invocation(run_dir, manifest)
         usage_before = model.ledger.total()
         progress.start(len(todo))
         try:
-            with run_dir.appender() as append:
-                await (judge or _judge)(plan, methods, configs, model, todo, append, progress, report)
+            # Every call's usage is appended to the run's journal as it is counted, every result as it ends: a
+            # killed run loses neither what it paid for nor what it judged.
+            with run_dir.usage_journal(invocation) as journal, run_dir.appender() as append:
+                model.ledger.attach(journal)
+                try:
+                    await (judge or _judge)(plan, methods, configs, model, todo, append, progress, report)
+                finally:
+                    model.ledger.attach(None)
         finally:
             progress.finish()
             report.usage = _difference(model.ledger.total(), usage_before)
             report.seconds = time.perf_counter() - started
             report.not_run = report.results - report.reused - report.ran
             report.dropped = _compact(run_dir, configs, current)
-            _record_invocation(run_dir, manifest, report, model)
+            _record_invocation(run_dir, manifest, report, invocation)
     return report
 
 
@@ -333,10 +340,28 @@ def _manifest(before: dict[str, Any] | None, plan: RunPlan, methods: list[Method
     }
 
 
-def _record_invocation(run_dir: RunDir, manifest: dict[str, Any], report: RunReport, model: ChatModel) -> None:
+def _start_invocation(run_dir: RunDir, manifest: dict[str, Any]) -> str:
+    """Record this invocation as running before the first call; one still "running" from before was killed:
+    it is marked interrupted, with the usage its calls left in the journal."""
+    invocation = f"{_now()} pid {os.getpid()}"
+    for entry in manifest["invocations"]:
+        if entry.get("status") == "running":
+            entry["status"] = "interrupted"
+            entry["usage"] = Usage.sum(run_dir.journal_stages(entry.get("id")).values()).model_dump()
+    manifest["invocations"].append({"id": invocation, "started": _now(), "status": "running"})
+    run_dir.save_manifest(manifest)
+    return invocation
+
+
+def _record_invocation(run_dir: RunDir, manifest: dict[str, Any], report: RunReport, invocation: str) -> None:
     manifest["updated"] = _now()
-    manifest["invocations"].append(
+    entry = next((e for e in manifest["invocations"] if e.get("id") == invocation), None)
+    if entry is None:
+        entry = {"id": invocation}
+        manifest["invocations"].append(entry)
+    entry.update(
         {
+            "status": "stopped" if report.stopped else "finished",
             "finished": manifest["updated"],
             "seconds": round(report.seconds, 1),
             "ran": report.ran,
@@ -348,18 +373,7 @@ def _record_invocation(run_dir: RunDir, manifest: dict[str, Any], report: RunRep
         }
     )
     run_dir.save_manifest(manifest)
-    ledger = run_dir.load_ledger()
-    stages: dict[str, dict[str, Any]] = ledger.get("stages", {})
-    for name, usage in model.ledger.stages.items():
-        total = Usage.model_validate(stages.get(name, {}))
-        total.add(usage)
-        stages[name] = total.model_dump()
-    run_dir.save_ledger(
-        {
-            "stages": dict(sorted(stages.items())),
-            "total": Usage.sum(Usage.model_validate(s) for s in stages.values()).model_dump(),
-        }
-    )
+    run_dir.save_ledger(run_dir.load_ledger())  # ledger.json: the journal summed, for people and tools
 
 
 def _compact(run_dir: RunDir, configs: dict[str, str], current: set[tuple[str, str]]) -> int:

@@ -1,0 +1,83 @@
+"""The books of a run directory: every call paid for is counted even when the process is killed, every invocation
+is recorded, and a torn or foreign ledger never fails a run (it is rebuilt)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragfacts.cli import app
+from tests.conftest import TEST_KEY
+from tests.scripted_server import Reply, ScriptedServer
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+@pytest.fixture
+def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    return scripted_server
+
+
+def rows(path: Path, n: int) -> Path:
+    lines = [{"id": f"r{i}", "reference": "The tower is 300 m tall.", "answer": f"It is {i} m tall."} for i in range(n)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def command(url: str, data: Path, run: Path) -> list[str]:
+    return [
+        *("ragfacts", "--model", "openai:m", "--base-url", url, "--concurrency", "2", "--no-cache", "evaluate"),
+        *(str(data), "-o", str(run), "--precision", "holistic:cot=false", "--recall", "none"),
+    ]
+
+
+def test_every_call_of_a_killed_run_stays_in_the_books_and_every_invocation_is_recorded(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}, delay_s=0.05))
+    data, run = rows(tmp_path / "rows.jsonl", 60), tmp_path / "run"
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "RAGFACTS_HOME": str(tmp_path / "home")}
+    argv = [sys.executable, "-m", *command(server.base_url, data, run)]
+    kills = 0
+    for target in (8, 20, 32):
+        process = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(server.requests) < target:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        kills += 1
+    time.sleep(0.2)  # replies still in flight reach a dead socket: the server counts them, nobody paid them
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ledger = json.loads((run / "ledger.json").read_text())
+    served = len(server.requests)
+    # Each kill may lose the replies in flight (2 at most): every other call the server answered is counted.
+    assert served - 2 * kills <= ledger["total"]["calls"] <= served
+    statuses = [entry["status"] for entry in json.loads((run / "manifest.json").read_text())["invocations"]]
+    assert statuses == ["interrupted", "interrupted", "interrupted", "finished"]
+
+
+def test_a_torn_or_foreign_ledger_never_fails_a_run_it_is_rebuilt(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}))
+    data, run = rows(tmp_path / "rows.jsonl", 3), tmp_path / "run"
+    args = command(server.base_url, data, run)[1:]
+    assert runner.invoke(app, args).exit_code == 0
+    for foreign in ('{"stages": {"x": ', '["not", "a", "ledger"]', '{"stages": {"x": {"calls": "many"}}}'):
+        (run / "usage.jsonl").unlink(missing_ok=True)  # a run directory from before the journal, whose ledger.json broke
+        (run / "ledger.json").write_text(foreign, encoding="utf-8")
+        data.write_text(
+            data.read_text() + json.dumps({"id": f"n{len(foreign)}", "reference": "R.", "answer": "A."}) + "\n"
+        )
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        ledger = json.loads((run / "ledger.json").read_text())
+        assert ledger["stages"]["(rebuilt from results.jsonl)"]["calls"] >= 3 and ledger["stages"]["holistic_direct"]
