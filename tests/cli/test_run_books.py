@@ -72,7 +72,9 @@ def test_a_torn_or_foreign_ledger_never_fails_a_run_it_is_rebuilt(server, tmp_pa
     args = command(server.base_url, data, run)[1:]
     assert runner.invoke(app, args).exit_code == 0
     for foreign in ('{"stages": {"x": ', '["not", "a", "ledger"]', '{"stages": {"x": {"calls": "many"}}}'):
-        (run / "usage.jsonl").unlink(missing_ok=True)  # a run directory from before the journal, whose ledger.json broke
+        (run / "usage.jsonl").unlink(
+            missing_ok=True
+        )  # a run directory from before the journal, whose ledger.json broke
         (run / "ledger.json").write_text(foreign, encoding="utf-8")
         data.write_text(
             data.read_text() + json.dumps({"id": f"n{len(foreign)}", "reference": "R.", "answer": "A."}) + "\n"
@@ -81,3 +83,24 @@ def test_a_torn_or_foreign_ledger_never_fails_a_run_it_is_rebuilt(server, tmp_pa
         assert result.exit_code == 0, result.output
         ledger = json.loads((run / "ledger.json").read_text())
         assert ledger["stages"]["(rebuilt from results.jsonl)"]["calls"] >= 3 and ledger["stages"]["holistic_direct"]
+
+
+def test_an_answer_unscored_by_design_is_kept_with_its_reason_one_unscored_by_a_failure_is_retried(server, tmp_path):
+    server.when("Nothing here.", Reply.json({"statements": []}))  # a valid reply: no claim to check
+    server.when("A.", Reply.error(400))  # a request the server will not change its mind about: failed, unscored
+    data, run = tmp_path / "rows.jsonl", tmp_path / "run"
+    lines = [
+        {"id": "nothing", "reference": "R.", "answer": "Nothing here."},
+        {"id": "failed", "reference": "R.", "answer": "A."},
+    ]
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    args = ["--model", "openai:m", "--base-url", server.base_url, "--json", "check", str(data), "-o", str(run)]
+    args += ["--method", "ragas", "--stop-after", "0"]
+    assert runner.invoke(app, args).exit_code == 0
+    results = {json.loads(x)["id"]: json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()}
+    assert results["nothing"]["outcome"]["label"] == "unscored" and results["nothing"]["complete"] is True
+    assert results["nothing"]["result"]["reason"] == "no claims were extracted from the answer"
+    assert results["failed"]["outcome"]["label"] == "unscored" and results["failed"]["complete"] is False
+    again = runner.invoke(app, args)
+    report = json.loads(again.stdout)["report"]
+    assert (report["reused"], report["ran"]) == (1, 1)  # the decided one is kept; the failed one is retried

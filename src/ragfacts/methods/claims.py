@@ -65,7 +65,7 @@ class ClaimsCheck(BaseModel):
             score_upper=self.supported_share(upper=True) if self.claims else self.score,
             units=len(self.claims),
             failures=self.failure_count,
-            complete=self.failure_count == 0 and self.label is not AnswerLabel.UNSCORED,
+            complete=self.failure_count == 0,  # "no claims were extracted" is decided, not retried
             usage=self.usage,
         )
 

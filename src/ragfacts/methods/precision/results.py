@@ -239,10 +239,10 @@ class CheckResult(BaseModel):
             score_upper=upper,
             units=len(self.segments),
             failures=self.failure_count,
-            # Unscored because the decomposition wrote text the answer lacks is a decided result: a rerun (same
-            # prompt, temperature 0, cache) would say the same, so it is not retried.
-            complete=self.failure_count == 0
-            and (self.label is not AnswerLabel.UNSCORED or self.segments_not_in_answer > 0),
+            # Retried by the next run only if a call failed. Unscored with no failed call (an empty answer, nothing
+            # to check, a decomposition that wrote text the answer lacks) is a decided result, with its reason: a
+            # rerun (same prompt, temperature 0, cache) would say the same.
+            complete=self.failure_count == 0,
             usage=self.usage,
         )
 
