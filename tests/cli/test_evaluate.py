@@ -141,7 +141,10 @@ def test_failed_rows_are_retried_by_the_next_run_and_every_row_comes_out(server,
     for n in (3, 7, 11):
         server.when(delimit("answer", f"Response {n}."), Reply.error(500))
     first = invoke(server.base_url, "--max-retries", "0", "--json", "evaluate", str(data), "-o", str(tmp_path / "run"))
-    assert first.exit_code == 0, first.output
+    # 3 of 40 results (precision and recall of 20 rows) failed: above --max-failed 0.05, so exit 3, with why
+    assert first.exit_code == 3, first.output
+    assert "3 of 40 results (8%) have a failed call, more than --max-failed 0.05" in first.stderr
+    assert "3 × transient: HTTP 500" in first.stderr
     document = json.loads(first.stdout)
     assert len(document["rows"]) == 20 and document["report"]["incomplete"] == 3
     assert sorted(row["id"] for row in document["rows"] if not row["complete"]) == sorted(

@@ -95,7 +95,7 @@ def test_an_answer_unscored_by_design_is_kept_with_its_reason_one_unscored_by_a_
     ]
     data.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     args = ["--model", "openai:m", "--base-url", server.base_url, "--json", "check", str(data), "-o", str(run)]
-    args += ["--method", "ragas", "--stop-after", "0"]
+    args += ["--method", "ragas", "--stop-after", "0", "--max-failed", "1"]
     assert runner.invoke(app, args).exit_code == 0
     results = {json.loads(x)["id"]: json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()}
     assert results["nothing"]["outcome"]["label"] == "unscored" and results["nothing"]["complete"] is True

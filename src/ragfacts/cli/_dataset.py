@@ -18,10 +18,20 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from ragfacts.bench.failures import FailureCensus, census
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, prepare, result_rows, run, summarise
+from ragfacts.bench.runner import (
+    RunPlan,
+    RunReport,
+    check_applicable,
+    current_outcomes,
+    prepare,
+    result_rows,
+    run,
+    summarise,
+)
 from ragfacts.bench.sampling import stratified_sample
 from ragfacts.bench.summary import MethodSummary, gate_failures, summarise_method
 from ragfacts.cli._common import (
@@ -121,6 +131,7 @@ class RunOptions:
     force: bool = False
     keep_failed: bool = False
     stop_after: int = 5
+    max_failed: float = 0.05
     gates: Gates = field(default_factory=Gates)
 
 
@@ -162,6 +173,15 @@ _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
     "stop_after": (
         int,
         typer.Option(min=0, help="stop (exit 3) after N calls in a row could not reach the endpoint; 0 = never"),
+    ),
+    "max_failed": (
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="exit 3 if more than this share of the results have a failed call (they are retried by the next "
+            "run); 1 = never",
+        ),
     ),
 }
 _GATE_PARAMETERS: dict[str, Any] = {
@@ -257,6 +277,8 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     extra = after(run_dir, plan, model) if after is not None else {}
     if state.as_json:
         print_json({**_json_document(run_dir, plan, model, summaries, report), **extra}, one_per_line="rows")
+    failed = census(line for _, lines in current_outcomes(run_dir, plan, model) for line in lines.values())
+    _show_failures(failed)
     gates = gate_failures(summaries, **vars(options.gates))
     for line in gates:
         err.print(f"[red]{escape(line)}[/red]")
@@ -271,8 +293,25 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     if report.stopped:
         err.print(f"[red]{escape(report.stopped)}[/red]; nothing it did not finish is marked done: rerun to resume")
         raise typer.Exit(EXIT_STOPPED)
+    if failed.rate > options.max_failed:
+        err.print(
+            f"[red]{failed.failed} of {failed.results} results ({failed.rate:.0%}) have a failed call, more than "
+            f"--max-failed {options.max_failed:g}[/red]; they are retried by the next run"
+        )
+        raise typer.Exit(EXIT_STOPPED)
     if gates:
         raise typer.Exit(EXIT_GATE)
+
+
+def _show_failures(failed: FailureCensus) -> None:
+    """The most frequent failure reasons of a run that has any (they are also in results.jsonl)."""
+    if not failed.failed:
+        return
+    err.print(
+        f"[yellow]{failed.failed} of {failed.results} results have a failed call; most frequent reasons:[/yellow]"
+    )
+    for reason, count in failed.top():
+        err.print(f"  {count} × {escape(reason)}")
 
 
 def open_dataset(job: DatasetRun) -> Dataset:
