@@ -104,3 +104,18 @@ def test_an_answer_unscored_by_design_is_kept_with_its_reason_one_unscored_by_a_
     again = runner.invoke(app, args)
     report = json.loads(again.stdout)["report"]
     assert (report["reused"], report["ran"]) == (1, 1)  # the decided one is kept; the failed one is retried
+
+
+@pytest.mark.parametrize("flags", [[], ["--force"]])
+def test_a_directory_holding_someone_elses_manifest_is_refused_whatever_the_flags(server, tmp_path, flags):
+    run = tmp_path / "theirs"
+    run.mkdir()
+    theirs = json.dumps({"name": "a deployment manifest", "version": 3})
+    (run / "manifest.json").write_text(theirs, encoding="utf-8")
+    data = rows(tmp_path / "rows.jsonl", 2)
+    result = runner.invoke(app, [*command(server.base_url, data, run)[1:], *flags])
+    assert result.exit_code == 2 and "is not a ragfacts run directory" in result.stderr
+    assert (run / "manifest.json").read_text(encoding="utf-8") == theirs and sorted(p.name for p in run.iterdir()) == [
+        "manifest.json"
+    ]
+    assert server.requests == []

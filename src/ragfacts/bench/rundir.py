@@ -87,6 +87,7 @@ class RunDir:
             raise RunError(f"-o {self.target} is a file; give a new directory (or a file name ending in .jsonl)")
         if self.results.exists() and self.results.stat().st_size and not self.manifest.exists():
             self._refuse_unless_ours()
+        self.load_manifest()  # someone else's manifest.json: refused before anything runs
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -113,12 +114,21 @@ class RunDir:
             handle.close()
 
     def load_manifest(self) -> dict[str, Any] | None:
+        """The run's manifest; RunError for one that is unreadable or not a ragfacts run's (whatever the flags:
+        --force reuses a run directory made differently, never someone else's files)."""
         if not self.manifest.exists():
             return None
         try:
-            return json.loads(self.manifest.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+            manifest = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
             raise RunError(f"{self.manifest}: unreadable manifest ({error}); give another -o") from error
+        ours = isinstance(manifest, dict) and "ragfacts" in manifest and isinstance(manifest.get("methods"), list)
+        if not ours:
+            raise RunError(
+                f"{self.manifest} is not the manifest of a ragfacts run, so {self.target} is not a ragfacts run "
+                "directory; nothing was changed: give another -o"
+            )
+        return manifest
 
     def save_manifest(self, manifest: dict[str, Any]) -> None:
         _write_atomically(self.manifest, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
