@@ -129,3 +129,16 @@ def test_two_methods_cannot_share_a_name(registry):
         @method("faaf")
         class Another(FaaF):
             pass
+
+
+def test_editing_a_schema_description_makes_earlier_results_stale(make_model, monkeypatch):
+    from ragfacts.methods import bilingual
+    from ragfacts.methods.base import create_method
+
+    judge, model = create_method("lface4rag"), make_model()
+    before = judge.configuration_hash(model)
+    text = next(en for en, module in bilingual._MODULE.items() if module == "ragfacts.methods.precision.schemas")
+    monkeypatch.setitem(bilingual._ZH, text, bilingual._ZH[text] + "（已修改）")  # the Chinese text edited
+    assert judge.configuration_hash(model) != before
+    monkeypatch.undo()
+    assert judge.configuration_hash(model) == before

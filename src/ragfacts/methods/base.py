@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragfacts.hashing import digest
 from ragfacts.items import Item
+from ragfacts.methods.bilingual import texts_digest
 from ragfacts.models import ChatModel
 from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.text import detect_lang
@@ -126,6 +127,7 @@ class Method(ABC):
             "version": self.version,
             "options": self.options.model_dump(mode="json"),
             "prompts": sorted(load_prompt(name, lang).id for name in self.prompts for lang in LANGS),
+            "schema_texts": _schema_texts(),  # field descriptions are instructions to the model too
             "model": model.fingerprint(),
         }
 
@@ -244,6 +246,12 @@ def _spec_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(_spec_value(v) for v in value)
     return "none" if value is None else str(value)
+
+
+def _schema_texts() -> str:
+    """The digest of every method module's schema texts (all method modules imported first)."""
+    _load_methods()
+    return texts_digest("ragfacts.methods")
 
 
 def _load_methods() -> None:

@@ -9,19 +9,24 @@ schema carries the Chinese texts.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from ragfacts.hashing import digest
+
 _ZH: dict[str, str] = {}
+_MODULE: dict[str, str] = {}  # English text -> the module that registered it
 M = TypeVar("M", bound=type[BaseModel])
 
 
 def bilingual(en: str, zh: str) -> str:
     """Register the Chinese text of an English description and return the English one."""
     _ZH[en] = zh
+    _MODULE[en] = sys._getframe(1).f_globals.get("__name__", "")
     return en
 
 
@@ -29,10 +34,20 @@ def chinese_doc(zh: str) -> Callable[[M], M]:
     """Register the Chinese text of a class docstring (pydantic sends docstrings as descriptions)."""
 
     def register(cls: M) -> M:
-        _ZH[inspect.cleandoc(cls.__doc__ or "")] = zh
+        text = inspect.cleandoc(cls.__doc__ or "")
+        _ZH[text] = zh
+        _MODULE[text] = cls.__module__
         return cls
 
     return register
+
+
+def texts_digest(package: str) -> str:
+    """A hash of the schema texts, in both languages, registered by the modules of `package`: the instructions
+    schemas carry to the model. It enters every method's configuration (`package` = the methods, all imported
+    first, so the digest does not depend on what else a process imported): editing a description, English or
+    Chinese, makes earlier results stale, as editing a prompt file does."""
+    return digest(sorted((en, zh) for en, zh in _ZH.items() if _MODULE.get(en, "").startswith(package)))
 
 
 def in_language(schema: M, lang: str) -> M:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragfacts.methods.bilingual import bilingual, chinese_doc, in_language
 from ragfacts.models import ChatModel, Failure, FailureKind, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, normalise
@@ -18,10 +19,16 @@ STAGE = "generate_facts"
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•·](?!\d)\s*|\d{1,3}[.)]\s+|\d{1,3}、\s*|[(（]\d{1,3}[)）]\s*)")
 
 
+@chinese_doc("事实生成器必须返回的内容。")
 class FactList(BaseModel):
     """What the fact generator must return."""
 
-    facts: list[str] = Field(description="The facts, one short self-contained sentence per item, no duplicates.")
+    facts: list[str] = Field(
+        description=bilingual(
+            "The facts, one short self-contained sentence per item, no duplicates.",
+            "事实列表：每项一句简短、独立完整的句子，不得重复。",
+        )
+    )
 
 
 class GeneratedFacts(BaseModel):
@@ -51,7 +58,11 @@ async def generate_facts(
         question=delimit("question", question or ""), ground_truth=delimit("reference_answer", ground_truth)
     )
     completion = await model.complete(
-        [Message(role="user", content=prompt)], FactList, stage=STAGE, prompt_version=template.id, lang=lang
+        [Message(role="user", content=prompt)],
+        in_language(FactList, lang),
+        stage=STAGE,
+        prompt_version=template.id,
+        lang=lang,
     )
     result = GeneratedFacts(
         question=question,
