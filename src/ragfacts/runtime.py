@@ -44,7 +44,7 @@ class Settings:
 def parse_model_options(pairs: list[str]) -> dict[str, object]:
     """Model options given as ["key=value", ...], with their values checked; raises ValueError naming the fix.
 
-    Whether the chosen backend takes them (n_ctx is for local models only) is checked when the model is built.
+    Whether the chosen backend takes them (n_threads is for local models only) is checked when the model is built.
     """
     options: dict[str, object] = {}
     for pair in pairs:

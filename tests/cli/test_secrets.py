@@ -76,3 +76,19 @@ def test_base_url_credentials_are_never_stored_or_printed(server, tmp_path, isol
     texts = {"stdout": result.stdout, "stderr": result.stderr, **written(run, isolated_home)}
     for secret in ("p4ss-w0rd-123456", basic):
         assert {name: leaks(text, secret) for name, text in texts.items() if leaks(text, secret)} == {}
+
+
+def test_an_over_long_input_is_refused_before_it_is_sent_and_the_result_says_so(server, tmp_path):
+    answer = tmp_path / "answer.txt"
+    answer.write_text("The tower is tall. " * 40_000, encoding="utf-8")  # 760,000 characters, ~190,000 tokens
+    args = ["--model", "openai:m", "--base-url", server.base_url, "--json", "check", "-r", "R.", "-a", f"@{answer}"]
+    result = runner.invoke(app, [*args, "--method", "holistic"])
+    data = json.loads(result.stdout)
+    assert server.requests == [] and data["label"] == "unscored"
+    assert (
+        "more than the model's context of 131,072 tokens (declare it with -M n_ctx=); not sent"
+        in (data["judgement"]["call"]["failure"]["message"])
+    )
+    server.when("", Reply.json({"problems": [], "verdict": "consistent"}))
+    declared = runner.invoke(app, [*args[:4], "-M", "n_ctx=1000000", *args[4:], "--method", "holistic"])
+    assert declared.exit_code == 0 and len(server.requests) == 1  # a declared larger context: sent

@@ -137,8 +137,10 @@ def test_editing_a_schema_description_makes_earlier_results_stale(make_model, mo
 
     judge, model = create_method("lface4rag"), make_model()
     before = judge.configuration_hash(model)
-    text = next(en for en, module in bilingual._MODULE.items() if module == "ragfacts.methods.precision.schemas")
-    monkeypatch.setitem(bilingual._ZH, text, bilingual._ZH[text] + "（已修改）")  # the Chinese text edited
+    from ragfacts.methods.precision.schemas import FactVerdict
+
+    text = FactVerdict.model_json_schema()["properties"]["verdict"]["description"]
+    monkeypatch.setitem(bilingual._ZH, text, bilingual._ZH[text] + "（已修改）")  # its Chinese text edited
     assert judge.configuration_hash(model) != before
     monkeypatch.undo()
     assert judge.configuration_hash(model) == before

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragfacts.hashing import digest
 from ragfacts.items import Item
-from ragfacts.methods.bilingual import texts_digest
+from ragfacts.methods.bilingual import schemas_digest
 from ragfacts.models import ChatModel
 from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.text import detect_lang
@@ -249,9 +249,8 @@ def _spec_value(value: Any) -> str:
 
 
 def _schema_texts() -> str:
-    """The digest of every method module's schema texts (all method modules imported first)."""
-    _load_methods()
-    return texts_digest("ragfacts.methods")
+    """The digest of every schema the methods may send, in both languages (`bilingual.schemas_digest`)."""
+    return schemas_digest("ragfacts.methods")
 
 
 def _load_methods() -> None:

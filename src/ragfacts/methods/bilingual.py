@@ -8,7 +8,9 @@ schema carries the Chinese texts.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -19,14 +21,13 @@ from pydantic import BaseModel
 from ragfacts.hashing import digest
 
 _ZH: dict[str, str] = {}
-_MODULE: dict[str, str] = {}  # English text -> the module that registered it
+_DIGESTS: dict[int, str] = {}  # schemas_digest, per state of the Chinese texts
 M = TypeVar("M", bound=type[BaseModel])
 
 
 def bilingual(en: str, zh: str) -> str:
     """Register the Chinese text of an English description and return the English one."""
     _ZH[en] = zh
-    _MODULE[en] = sys._getframe(1).f_globals.get("__name__", "")
     return en
 
 
@@ -34,20 +35,32 @@ def chinese_doc(zh: str) -> Callable[[M], M]:
     """Register the Chinese text of a class docstring (pydantic sends docstrings as descriptions)."""
 
     def register(cls: M) -> M:
-        text = inspect.cleandoc(cls.__doc__ or "")
-        _ZH[text] = zh
-        _MODULE[text] = cls.__module__
+        _ZH[inspect.cleandoc(cls.__doc__ or "")] = zh
         return cls
 
     return register
 
 
-def texts_digest(package: str) -> str:
-    """A hash of the schema texts, in both languages, registered by the modules of `package`: the instructions
-    schemas carry to the model. It enters every method's configuration (`package` = the methods, all imported
-    first, so the digest does not depend on what else a process imported): editing a description, English or
-    Chinese, makes earlier results stale, as editing a prompt file does."""
-    return digest(sorted((en, zh) for en, zh in _ZH.items() if _MODULE.get(en, "").startswith(package)))
+def schemas_digest(package: str) -> str:
+    """A hash of the JSON schema, in English and in Chinese, of every pydantic model defined in `package` and its
+    subpackages (all imported first, so the digest depends on the code, not on what a process imported): the
+    field names, types and descriptions a model is sent. It enters every method's configuration: editing a
+    description, English or Chinese, makes earlier results stale, as editing a prompt file does."""
+    root = importlib.import_module(package)
+    for info in pkgutil.walk_packages(root.__path__, package + "."):
+        importlib.import_module(info.name)
+    key = hash(frozenset(_ZH.items()))
+    if key not in _DIGESTS:
+        schemas = {}
+        for name, module in sorted(sys.modules.items()):
+            if not name.startswith(package + ".") and name != package:
+                continue
+            for value in vars(module).values():
+                if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == name:
+                    english = value.model_json_schema()
+                    schemas[f"{name}.{value.__qualname__}"] = [english, translate_descriptions(english)]
+        _DIGESTS[key] = digest(schemas)
+    return _DIGESTS[key]
 
 
 def in_language(schema: M, lang: str) -> M:

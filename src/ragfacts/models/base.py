@@ -23,6 +23,7 @@ from ragfacts.models._types import (
 from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions, options_as
+from ragfacts.models.ratelimit import estimated_tokens
 from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema
 from ragfacts.models.transport import Transport
 from ragfacts.prompts import LANGS, load_prompt
@@ -204,7 +205,11 @@ class ChatModel(Transport, ABC):
         completion: Completion | None = None
         try:
             started = time.perf_counter()
-            completion = await self._complete_uncached(messages, schema, schema_json, params, lang, base)
+            too_long = self._oversized(messages, schema_json)
+            if too_long is not None:
+                completion = base.model_copy(update={"failure": too_long, "usage": Usage(), "attempts": 0})
+            else:
+                completion = await self._complete_uncached(messages, schema, schema_json, params, lang, base)
             completion.latency_s = time.perf_counter() - started
             if self.cache is not None and key is not None and completion.ok:
                 self.cache.put(
@@ -224,6 +229,25 @@ class ChatModel(Transport, ABC):
             if key is not None:
                 self._release(key, completion)
         return self._finish(completion)
+
+    def context_tokens(self) -> int | None:
+        """The most prompt tokens a request may carry, checked before it is sent; None: the backend counts them
+        itself (the local backend tokenizes the prompt and refuses it exactly)."""
+        return None
+
+    def _oversized(self, messages: list[Message], schema_json: dict[str, Any] | None) -> Failure | None:
+        """A request too long for the model's context: refused before sending, never truncated."""
+        limit = self.context_tokens()
+        if limit is None:
+            return None
+        size = estimated_tokens([m.content for m in messages], schema_json, 0)
+        if size <= limit:
+            return None
+        return Failure(
+            kind=FailureKind.REQUEST,
+            message=f"the prompt is about {size:,} tokens, more than the model's context of {limit:,} tokens "
+            "(declare it with -M n_ctx=); not sent",
+        )
 
     async def score_labels(
         self,
@@ -268,6 +292,10 @@ class ChatModel(Transport, ABC):
         started = time.perf_counter()
         usage = Usage()
         completion = base.model_copy(update={"usage": usage, "attempts": 1})
+        too_long = self._oversized(messages, None)
+        if too_long is not None:
+            completion.failure, completion.attempts = too_long, 0
+            return self._finish(completion)
         try:
 
             async def send() -> tuple[tuple[dict[str, float | None], str | None], RawReply]:

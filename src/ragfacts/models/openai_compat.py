@@ -12,7 +12,7 @@ from ragfacts.models._errors import BackendError
 from ragfacts.models._types import Message, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
 from ragfacts.models.labels import match_label_logprobs
-from ragfacts.models.options import ModelOptions
+from ragfacts.models.options import DEFAULT_ENDPOINT_CONTEXT, ModelOptions
 from ragfacts.models.structured import strict_schema
 
 
@@ -47,6 +47,10 @@ class OpenAICompatibleModel(ChatModel):
     def identity(self) -> dict[str, Any]:
         # the server's address without credentials: it is stored in manifests and cache keys
         return {**super().identity(), "base_url": redaction.redact_url(self.base_url) if self.base_url else None}
+
+    def context_tokens(self) -> int | None:
+        """The endpoint model's context: -M n_ctx=, else the largest common one (prompts are estimated)."""
+        return self.options.n_ctx or DEFAULT_ENDPOINT_CONTEXT
 
     async def _send(
         self,

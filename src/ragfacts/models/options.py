@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragfacts.models._errors import ConfigurationError
 from ragfacts.models._types import StructuredMode
 
+DEFAULT_ENDPOINT_CONTEXT = 131_072  # tokens: the largest common context; -M n_ctx= declares the real one
+
 
 class ModelOptions(BaseModel):
     """How requests are made; everything that changes the output also enters the cache key."""
@@ -42,6 +44,12 @@ class ModelOptions(BaseModel):
         gt=0,
         description="the model's size in billions of parameters, declared for endpoints whose size ragfacts "
         "cannot read (a GGUF's is read from its header); strategy=auto chooses by it",
+    )
+    n_ctx: int | None = Field(
+        None,
+        ge=64,
+        description="the model's context in tokens: a prompt estimated above it is not sent (an unscored result "
+        f"says so); endpoints: default {DEFAULT_ENDPOINT_CONTEXT:,}",
     )
 
 
