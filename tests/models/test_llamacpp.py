@@ -204,3 +204,46 @@ def test_shared_options_become_local_options(tmp_path):
     model = LlamaCppModel(gguf, ModelOptions(max_tokens=48, rpm=30))
     assert isinstance(model.options, LocalModelOptions)
     assert (model.options.max_tokens, model.options.rpm, model.options.n_ctx) == (48, 30, None)
+
+
+class Essay(BaseModel):
+    text: str = Field(description="a long essay about the text", min_length=3000)  # the grammar forces it long
+
+
+@needs_model
+async def test_a_local_call_past_the_timeout_stops_counts_what_it_spent_and_frees_the_model():
+    import time
+
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=4000, n_ctx=4096, timeout_s=0.5, reasks=0))
+    try:
+        started = time.monotonic()
+        completion = await model.complete([Message(role="user", content="Write about Paris.")], Essay)
+        assert time.monotonic() - started < 5  # not the minutes 4,000 tokens would take
+        assert not completion.ok and "timed out after 0.5 s (--timeout)" in completion.failure.message
+        assert completion.usage.prompt_tokens > 0 and completion.usage.completion_tokens > 0  # counted, not lost
+        scores = await model.score_labels([Message(role="user", content="Is Paris in France?")], ["Yes", "No"])
+        assert scores.ok  # the model is free again
+    finally:
+        await model.aclose()
+
+
+@needs_model
+async def test_a_local_generation_stops_when_its_caller_goes_away():
+    import time
+
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=4000, n_ctx=4096, timeout_s=600, reasks=0))
+    try:
+        task = asyncio.ensure_future(model.complete([Message(role="user", content="Write about Paris.")], Essay))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        started = time.monotonic()
+        scores = await model.score_labels([Message(role="user", content="Is Paris in France?")], ["Yes", "No"])
+        assert scores.ok and time.monotonic() - started < 5  # the abandoned generation let go of the model
+    finally:
+        await model.aclose()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +126,8 @@ class LlamaCppModel(ChatModel):
         self._size_b: float | None = None
         self._sha256: str | None = None
         self._lock = threading.Lock()
+        self._guard: _Guard | None = None  # the call holding the lock: llama.cpp's abort callback reads it
+        self._abort_callback: Any = None  # kept alive: llama.cpp calls it during every decode
 
     @classmethod
     def from_spec(cls, name: str | None, options: ModelOptions | None = None, **kwargs: Any) -> LlamaCppModel:
@@ -172,6 +176,10 @@ class LlamaCppModel(ChatModel):
                 seed=self.options.seed if self.options.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED,
                 verbose=False,
             )
+            # llama.cpp asks this between the steps of every decode (prompt or generated token): returning True
+            # aborts it, and llama_decode fails. That is how a call past --timeout, or whose caller went away, ends.
+            self._abort_callback = llama_cpp.ggml_abort_callback(self._should_abort)
+            llama_cpp.llama_set_abort_callback(self._llama._ctx.ctx, self._abort_callback, None)
         return self._llama
 
     async def _send(
@@ -183,15 +191,28 @@ class LlamaCppModel(ChatModel):
         mode: StructuredMode,
         params: dict[str, Any],
     ) -> RawReply:
-        return await asyncio.to_thread(self._send_blocking, messages, schema, mode, params)
+        """Generate in a worker thread, within --timeout; a caller that goes away stops the generation."""
+        guard = _Guard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        try:
+            return await asyncio.to_thread(self._send_blocking, messages, schema, mode, params, guard)
+        except asyncio.CancelledError:
+            guard.cancel.set()  # the thread stops at its next token and frees the model
+            raise
 
     def _send_blocking(
-        self, messages: list[Message], schema: dict[str, Any] | None, mode: StructuredMode, params: dict[str, Any]
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None,
+        mode: StructuredMode,
+        params: dict[str, Any],
+        guard: _Guard,
     ) -> RawReply:
         request: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **params}
         if schema is not None and mode is StructuredMode.GRAMMAR:
             request["response_format"] = {"type": "json_object", "schema": schema}
-        with self._lock:
+        llama_cpp = _import_llama()
+        request["logits_processor"] = llama_cpp.LogitsProcessorList([guard])  # counts the generated tokens
+        with self._guarded(guard):
             llama = self._load()
             started = time.perf_counter()
             if not self.reuse_prefix:
@@ -200,6 +221,19 @@ class LlamaCppModel(ChatModel):
                 response = llama.create_chat_completion(**request)
             except ValueError as error:  # e.g. the prompt exceeds the context window
                 raise BackendError(f"llama.cpp refused the request: {error}", transient=False) from error
+            except RuntimeError:
+                if not guard.due():
+                    raise
+                llama.reset()  # the KV cache holds a cut generation: start clean
+                prompt_tokens = len(llama.tokenize(self._chat_prompt(llama, messages).encode("utf-8"), special=True))
+                spent = RawReply(
+                    text="",
+                    finish_reason="stopped",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=guard.tokens,
+                    seconds=time.perf_counter() - started,
+                )
+                raise BackendError(guard.reason(), transient=False, reply=spent) from None
             seconds = time.perf_counter() - started
         choice = response["choices"][0]
         usage = response.get("usage") or {}
@@ -210,6 +244,20 @@ class LlamaCppModel(ChatModel):
             completion_tokens=int(usage.get("completion_tokens", 0)),
             seconds=seconds,
         )
+
+    def _should_abort(self, _data: Any) -> bool:
+        return self._guard is not None and self._guard.due()
+
+    @contextlib.contextmanager
+    def _guarded(self, guard: _Guard) -> Iterator[None]:
+        """Hold the model for one call, bounded by `guard`: its lock (waited for until the deadline at most) and
+        the abort callback's view of the call."""
+        with guard.holding(self._lock):
+            self._guard = guard
+            try:
+                yield
+            finally:
+                self._guard = None
 
     @property
     def gives_hidden_state(self) -> bool:
@@ -243,7 +291,8 @@ class LlamaCppModel(ChatModel):
     ) -> tuple[dict[str, float | None], RawReply]:
         import numpy as np
 
-        with self._lock:
+        guard = _Guard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        with self._guarded(guard):
             llama = self._load()
             started = time.perf_counter()
             prompt = self._chat_prompt(llama, messages)
@@ -252,7 +301,13 @@ class LlamaCppModel(ChatModel):
                 raise BackendError(
                     f"the prompt ({len(tokens)} tokens) exceeds the context ({self.n_ctx})", transient=False
                 )
-            evaluated, state = self._eval_reusing_prefix(llama, tokens, hidden_state)
+            try:
+                evaluated, state = self._eval_reusing_prefix(llama, tokens, hidden_state)
+            except RuntimeError:
+                if not guard.due():
+                    raise
+                llama.reset()
+                raise BackendError(guard.reason(), transient=False) from None
             # After eval only the last position has logits (logits_all=False): the first reply token.
             logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(np.float64)
             top = np.argsort(logits)[-40:][::-1]
@@ -323,6 +378,42 @@ class LlamaCppModel(ChatModel):
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+class _Guard:
+    """Bounds one local call: a deadline (--timeout) and a cancel flag, which llama.cpp's abort callback checks
+    during every decode, and a bounded wait for the model's lock."""
+
+    def __init__(self, deadline: float, timeout_s: float) -> None:
+        self.deadline, self.timeout_s = deadline, timeout_s
+        self.cancel = threading.Event()
+        self.tokens = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        """As a logits processor: count a generated token (an exception here would be lost in llama.cpp)."""
+        self.tokens += 1
+        return scores
+
+    def due(self) -> bool:
+        """Whether the call must end now."""
+        return self.cancel.is_set() or time.monotonic() > self.deadline
+
+    def reason(self) -> str:
+        if self.cancel.is_set():
+            return f"stopped: the caller went away after {self.tokens} generated tokens"
+        return f"timed out after {self.timeout_s:g} s (--timeout) with {self.tokens} tokens generated"
+
+    @contextlib.contextmanager
+    def holding(self, lock: threading.Lock) -> Iterator[None]:
+        """The model's lock, waited for until the deadline at most (another long call may hold it)."""
+        if not lock.acquire(timeout=max(self.deadline - time.monotonic(), 0.0)):
+            raise BackendError(
+                f"timed out after {self.timeout_s:g} s (--timeout) waiting for the local model", transient=False
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 def _download_from_hub(repo_and_file: str) -> Path:
