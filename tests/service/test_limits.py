@@ -110,3 +110,26 @@ async def test_retry_after_follows_how_long_requests_have_recently_taken():
             async with slots.hold():
                 pass
     assert slots.active == 0
+
+
+async def test_a_local_judgement_past_the_timeout_is_answered_504_and_the_model_is_free_again(open_client):
+    """The local backend stops a call whose request timed out (at its next decode), so the next request is
+    judged at once instead of queueing behind a generation nobody waits for."""
+    from ragfacts.runtime import Settings
+    from ragfacts.service import ServiceSettings
+    from tests.models.test_llamacpp import SMOLLM2
+
+    if SMOLLM2 is None:
+        pytest.skip("the SmolLM2 test model is not installed")
+    runtime = Settings(model=f"local:{SMOLLM2}", use_cache=False, options={"n_ctx": 16384})
+    client = await open_client(ServiceSettings(runtime=runtime, request_timeout_s=2.0, max_concurrent=1))
+    long = "The bridge opened in 1932 and carries six lanes of traffic over the bay. " * 700  # ~11,000 tokens
+    response = await client.post(
+        "/check", json={"reference": long, "answer": "It opened in 1932.", "method": "holistic"}
+    )
+    assert response.status_code == 504
+    metrics = (await client.get("/metrics")).text
+    assert "ragfacts_http_requests_in_progress 1.0" in metrics  # only the /metrics request itself
+    quick = await client.post("/check", json={"reference": "It opened in 1932.", "answer": "It opened in 1932.",
+                                              "method": "holistic:cot=false"})  # fmt: skip
+    assert quick.status_code == 200, quick.text

@@ -375,9 +375,23 @@ class LlamaCppModel(ChatModel):
         return len(tokens) - shared, encode_state(state)
 
     async def aclose(self) -> None:
-        if self._llama is not None:
-            self._llama.close()
-            self._llama = None
+        """Free the model, after stopping a call still running in a worker thread (closing under it would crash)."""
+        if self._llama is None:
+            return
+        if self._guard is not None:
+            self._guard.cancel.set()
+        if not await asyncio.to_thread(self._lock.acquire, True, CLOSE_WAIT_S):
+            self._llama = None  # still busy: leave it to the process's exit rather than free it under a thread
+            return
+        try:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
+        finally:
+            self._lock.release()
+
+
+CLOSE_WAIT_S = 30.0  # how long closing waits for a stopped call to let go of the model
 
 
 class _Guard:
