@@ -245,5 +245,9 @@ async def test_a_local_generation_stops_when_its_caller_goes_away():
         started = time.monotonic()
         scores = await model.score_labels([Message(role="user", content="Is Paris in France?")], ["Yes", "No"])
         assert scores.ok and time.monotonic() - started < 5  # the abandoned generation let go of the model
+        from ragfacts.models.local_limits import ABANDONED_STAGE
+
+        abandoned = model.ledger.stages[ABANDONED_STAGE]  # what it spent before it stopped is still counted
+        assert abandoned.calls == 1 and abandoned.prompt_tokens > 0 and abandoned.completion_tokens > 0
     finally:
         await model.aclose()

@@ -19,7 +19,9 @@ from ragfacts.models.base import ChatModel
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified
 from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
+from ragfacts.models.local_limits import CLOSE_WAIT_S, CallGuard, count_later
 from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
+from ragfacts.usage import Usage
 
 DEFAULT_CONTEXT = 8192
 GPU_BUILD_HINT = (
@@ -126,7 +128,7 @@ class LlamaCppModel(ChatModel):
         self._size_b: float | None = None
         self._sha256: str | None = None
         self._lock = threading.Lock()
-        self._guard: _Guard | None = None  # the call holding the lock: llama.cpp's abort callback reads it
+        self._guard: CallGuard | None = None  # the call holding the lock: llama.cpp's abort callback reads it
         self._abort_callback: Any = None  # kept alive: llama.cpp calls it during every decode
 
     @classmethod
@@ -192,7 +194,9 @@ class LlamaCppModel(ChatModel):
         params: dict[str, Any],
     ) -> RawReply:
         """Generate in a worker thread, within --timeout; a caller that goes away stops the generation."""
-        guard = _Guard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        guard = CallGuard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        loop = asyncio.get_running_loop()
+        guard.abandoned = lambda usage: count_later(loop, self.ledger, usage)
         try:
             return await asyncio.to_thread(self._send_blocking, messages, schema, mode, params, guard)
         except asyncio.CancelledError:
@@ -205,7 +209,7 @@ class LlamaCppModel(ChatModel):
         schema: dict[str, Any] | None,
         mode: StructuredMode,
         params: dict[str, Any],
-        guard: _Guard,
+        guard: CallGuard,
     ) -> RawReply:
         request: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **params}
         if schema is not None and mode is StructuredMode.GRAMMAR:
@@ -233,6 +237,10 @@ class LlamaCppModel(ChatModel):
                     completion_tokens=guard.tokens,
                     seconds=time.perf_counter() - started,
                 )
+                if guard.cancel.is_set():  # nobody awaits this call any more: its cost is counted here
+                    spent_usage = Usage(failures=1)
+                    spent.counted_in(spent_usage)
+                    guard.abandoned(spent_usage)
                 raise BackendError(guard.reason(), transient=False, reply=spent) from None
             seconds = time.perf_counter() - started
         choice = response["choices"][0]
@@ -249,7 +257,7 @@ class LlamaCppModel(ChatModel):
         return self._guard is not None and self._guard.due()
 
     @contextlib.contextmanager
-    def _guarded(self, guard: _Guard) -> Iterator[None]:
+    def _guarded(self, guard: CallGuard) -> Iterator[None]:
         """Hold the model for one call, bounded by `guard`: its lock (waited for until the deadline at most) and
         the abort callback's view of the call."""
         with guard.holding(self._lock):
@@ -291,7 +299,7 @@ class LlamaCppModel(ChatModel):
     ) -> tuple[dict[str, float | None], RawReply]:
         import numpy as np
 
-        guard = _Guard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        guard = CallGuard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
         with self._guarded(guard):
             llama = self._load()
             started = time.perf_counter()
@@ -389,45 +397,6 @@ class LlamaCppModel(ChatModel):
                 self._llama = None
         finally:
             self._lock.release()
-
-
-CLOSE_WAIT_S = 30.0  # how long closing waits for a stopped call to let go of the model
-
-
-class _Guard:
-    """Bounds one local call: a deadline (--timeout) and a cancel flag, which llama.cpp's abort callback checks
-    during every decode, and a bounded wait for the model's lock."""
-
-    def __init__(self, deadline: float, timeout_s: float) -> None:
-        self.deadline, self.timeout_s = deadline, timeout_s
-        self.cancel = threading.Event()
-        self.tokens = 0
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        """As a logits processor: count a generated token (an exception here would be lost in llama.cpp)."""
-        self.tokens += 1
-        return scores
-
-    def due(self) -> bool:
-        """Whether the call must end now."""
-        return self.cancel.is_set() or time.monotonic() > self.deadline
-
-    def reason(self) -> str:
-        if self.cancel.is_set():
-            return f"stopped: the caller went away after {self.tokens} generated tokens"
-        return f"timed out after {self.timeout_s:g} s (--timeout) with {self.tokens} tokens generated"
-
-    @contextlib.contextmanager
-    def holding(self, lock: threading.Lock) -> Iterator[None]:
-        """The model's lock, waited for until the deadline at most (another long call may hold it)."""
-        if not lock.acquire(timeout=max(self.deadline - time.monotonic(), 0.0)):
-            raise BackendError(
-                f"timed out after {self.timeout_s:g} s (--timeout) waiting for the local model", transient=False
-            )
-        try:
-            yield
-        finally:
-            lock.release()
 
 
 def _download_from_hub(repo_and_file: str) -> Path:
