@@ -19,10 +19,21 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ragfacts.hashing import digest
+from ragfacts.prompts import schema_texts
 
 _ZH: dict[str, str] = {}
 _DIGESTS: dict[int, str] = {}  # schemas_digest, per state of the Chinese texts
 M = TypeVar("M", bound=type[BaseModel])
+
+
+def schema_text(key: str) -> str:
+    """The English text of `key` in prompts/en/schemas.toml, its Chinese text (prompts/zh/) registered beside it."""
+    return bilingual(schema_texts("en")[1][key], schema_texts("zh")[1][key])
+
+
+def chinese_doc_of(key: str) -> Callable[[M], M]:
+    """`chinese_doc` with the Chinese text of a class description read from prompts/zh/schemas.toml."""
+    return chinese_doc(schema_texts("zh")[1][key])
 
 
 def bilingual(en: str, zh: str) -> str:

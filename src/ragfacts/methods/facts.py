@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragfacts.methods.bilingual import bilingual, chinese_doc, in_language
+from ragfacts.methods.bilingual import chinese_doc_of, in_language, schema_text
 from ragfacts.models import ChatModel, Failure, FailureKind, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, normalise
@@ -19,16 +19,11 @@ STAGE = "generate_facts"
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•·](?!\d)\s*|\d{1,3}[.)]\s+|\d{1,3}、\s*|[(（]\d{1,3}[)）]\s*)")
 
 
-@chinese_doc("事实生成器必须返回的内容。")
+@chinese_doc_of("facts.FactList.doc")
 class FactList(BaseModel):
     """What the fact generator must return."""
 
-    facts: list[str] = Field(
-        description=bilingual(
-            "The facts, one short self-contained sentence per item, no duplicates.",
-            "事实列表：每项一句简短、独立完整的句子，不得重复。",
-        )
-    )
+    facts: list[str] = Field(description=schema_text("facts.FactList.facts"))
 
 
 class GeneratedFacts(BaseModel):

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import bilingual, chinese_doc
+from ragfacts.methods.bilingual import chinese_doc_of, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, strict_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -26,28 +26,18 @@ from ragfacts.usage import Usage
 Lang = Literal["auto", "zh", "en"]
 
 
-@chinese_doc("一个句子拆出的原子事实。")
+@chinese_doc_of("factscore.AtomicFacts.doc")
 class AtomicFacts(BaseModel):
     """The atomic facts of one sentence."""
 
-    facts: list[str] = Field(
-        description=bilingual(
-            "Short, independent statements, one piece of information each, with pronouns resolved.",
-            "简短、彼此独立的陈述，每条只含一个信息，代词已替换为其所指。",
-        )
-    )
+    facts: list[str] = Field(description=schema_text("factscore.AtomicFacts.facts"))
 
 
-@chinese_doc("一条事实的真假判断。")
+@chinese_doc_of("factscore.FactTruth.doc")
 class FactTruth(BaseModel):
     """Whether the reference supports one fact."""
 
-    verdict: Literal["True", "False"] = Field(
-        description=bilingual(
-            '"True" only if the reference states or directly entails the fact.',
-            '只有当参考资料陈述或直接蕴含这条事实时才为 "True"。',
-        )
-    )
+    verdict: Literal["True", "False"] = Field(description=schema_text("factscore.FactTruth.verdict"))
 
 
 class FActScoreOptions(BaseModel):

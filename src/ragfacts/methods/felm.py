@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import bilingual, chinese_doc
+from ragfacts.methods.bilingual import chinese_doc_of, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, strict_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -24,11 +24,11 @@ from ragfacts.text import split_sentences
 from ragfacts.usage import Usage
 
 Lang = Literal["auto", "zh", "en"]
-_REASON = bilingual("Why this segment is wrong with respect to the reference.", "该片段相对于参考资料错在哪里。")
-_SEGMENT = bilingual("The number of a segment that contains a factual error.", "含有事实错误的片段的编号。")
+_REASON = schema_text("felm.reason")
+_SEGMENT = schema_text("felm.segment")
 
 
-@chinese_doc("回答中含有事实错误的片段。")
+@chinese_doc_of("felm.WrongSegments.doc")
 class WrongSegments(BaseModel):
     """The segments of the answer that contain factual errors."""
 
@@ -45,11 +45,8 @@ def wrong_segments_schema(count: int) -> type[WrongSegments]:
         segment=(number, Field(description=_SEGMENT)),
         reason=(str, Field(description=_REASON)),
     )
-    chinese_doc("一个错误片段及其原因。")(error)
-    description = bilingual(
-        "Every segment that contains a factual error, with the reason; empty if every segment is correct.",
-        "每个含有事实错误的片段及原因；若所有片段都正确则为空。",
-    )
+    chinese_doc_of("felm.error.doc")(error)
+    description = schema_text("felm.description")
     return create_model("WrongSegments", __base__=WrongSegments, errors=(list[error], Field(description=description)))
 
 

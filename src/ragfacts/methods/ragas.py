@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import bilingual, chinese_doc
+from ragfacts.methods.bilingual import chinese_doc_of, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, share_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -25,39 +25,27 @@ from ragfacts.usage import Usage
 Lang = Literal["auto", "zh", "en"]
 
 
-@chinese_doc("从回答中拆出的陈述。")
+@chinese_doc_of("ragas.Statements.doc")
 class Statements(BaseModel):
     """The statements of the answer."""
 
-    statements: list[str] = Field(
-        description=bilingual(
-            "The statements, in the answer's order; each understandable on its own, pronouns resolved.",
-            "按回答顺序排列的陈述；每条都能单独理解，代词已替换为其所指。",
-        )
-    )
+    statements: list[str] = Field(description=schema_text("ragas.Statements.statements"))
 
 
-@chinese_doc("一条陈述的忠实性判断。")
+@chinese_doc_of("ragas.StatementVerdict.doc")
 class StatementVerdict(BaseModel):
     """The faithfulness of one statement."""
 
-    statement: str = Field(description=bilingual("The statement, as given.", "原样给出的陈述。"))
-    reason: str = Field(description=bilingual("Why it can or cannot be inferred.", "为什么能或不能推出。"))
-    verdict: Literal[0, 1] = Field(
-        description=bilingual(
-            "1 if the statement can be directly inferred from the context, else 0.",
-            "若该陈述能从上下文直接推出则为 1，否则为 0。",
-        )
-    )
+    statement: str = Field(description=schema_text("ragas.StatementVerdict.statement"))
+    reason: str = Field(description=schema_text("ragas.StatementVerdict.reason"))
+    verdict: Literal[0, 1] = Field(description=schema_text("ragas.StatementVerdict.verdict"))
 
 
-@chinese_doc("所有陈述的忠实性判断。")
+@chinese_doc_of("ragas.Faithfulness.doc")
 class Faithfulness(BaseModel):
     """The faithfulness of every statement."""
 
-    verdicts: list[StatementVerdict] = Field(
-        description=bilingual("One verdict per statement, in the given order.", "每条陈述一个判断，按给定顺序。")
-    )
+    verdicts: list[StatementVerdict] = Field(description=schema_text("ragas.Faithfulness.verdicts"))
 
 
 class RagasOptions(BaseModel):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import bilingual, chinese_doc
+from ragfacts.methods.bilingual import chinese_doc_of, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, ClaimVerdict, share_label, strict_label
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -33,36 +33,31 @@ _VERDICTS: dict[str, ClaimVerdict] = {
 }
 
 
-@chinese_doc("一个知识三元组。")
+@chinese_doc_of("refchecker.Triplet.doc")
 class Triplet(BaseModel):
     """One claim as a knowledge triplet."""
 
-    subject: str = Field(description=bilingual("The subject.", "主语。"))
-    predicate: str = Field(description=bilingual("The predicate.", "谓词。"))
-    object: str = Field(description=bilingual("The object.", "宾语。"))
+    subject: str = Field(description=schema_text("refchecker.Triplet.subject"))
+    predicate: str = Field(description=schema_text("refchecker.Triplet.predicate"))
+    object: str = Field(description=schema_text("refchecker.Triplet.object"))
 
     def text(self) -> str:
         return f"({self.subject}, {self.predicate}, {self.object})"
 
 
-@chinese_doc("回答中的论断，以三元组表示。")
+@chinese_doc_of("refchecker.Triplets.doc")
 class Triplets(BaseModel):
     """The claims of the answer as triplets."""
 
-    triplets: list[Triplet] = Field(
-        description=bilingual("One triplet per claim, covering every claim.", "每个论断一个三元组，覆盖全部论断。")
-    )
+    triplets: list[Triplet] = Field(description=schema_text("refchecker.Triplets.triplets"))
 
 
-@chinese_doc("一个论断与参考资料的关系。")
+@chinese_doc_of("refchecker.TripletCheck.doc")
 class TripletCheck(BaseModel):
     """How the reference relates to one claim."""
 
     verdict: Literal["Entailment", "Neutral", "Contradiction"] = Field(
-        description=bilingual(
-            "Entailment: the reference supports it; Contradiction: the reference contradicts it; Neutral: neither.",
-            "Entailment：参考资料支持它；Contradiction：参考资料与之矛盾；Neutral：两者都不是。",
-        )
+        description=schema_text("refchecker.TripletCheck.verdict")
     )
 
 

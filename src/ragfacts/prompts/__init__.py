@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+import tomllib
+
 LANGS = ("en", "zh")
 
 
@@ -27,6 +29,16 @@ class PromptTemplate:
     def render(self, **values: str) -> str:
         """Fill the placeholders; a missing value is an error, not an empty string."""
         return string.Template(self.text).substitute(values)
+
+
+@cache
+def schema_texts(lang: str) -> tuple[str, dict[str, str]]:
+    """The texts response schemas carry to the model in `lang` (`prompts/<lang>/schemas.toml`): its id, e.g.
+    "schemas/zh@1", and the texts by key."""
+    if lang not in LANGS:
+        raise ValueError(f"unsupported prompt language {lang!r}; choose one of {', '.join(LANGS)}")
+    data = tomllib.loads(resources.files(__package__).joinpath(lang, "schemas.toml").read_text(encoding="utf-8"))
+    return f"schemas/{lang}@{data['version']}", dict(data["texts"])
 
 
 @cache

@@ -18,7 +18,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, Field, create_model, field_validator
 
 from ragfacts.items import Item
-from ragfacts.methods.bilingual import bilingual
+from ragfacts.methods.bilingual import schema_text
 from ragfacts.methods.precision.aggregate import segment_label
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.results import CallRecord, FactResult, LogicResult, SegmentResult
@@ -40,15 +40,9 @@ PROMPTS: dict[tuple[Stage, bool], str] = {
     ("logic", True): "logic_consistency_batch",
     ("logic", False): "logic_consistency_batch_direct",
 }
-_NUMBER = bilingual(
-    "The number of the segment this entry checks, as given in brackets.",
-    "本条目所检查片段的编号，即方括号中的数字。",
-)
-_ENTRIES = bilingual(
-    "One entry per segment, in the order given: entry n checks segment [n] only.",
-    "每个片段一个条目，按给定顺序：第 n 个条目只检查片段 [n]。",
-)
-_DOC = bilingual("Checks of every segment of an answer.", "对一个回答的全部片段逐一做的检查。")
+_NUMBER = schema_text("batched.number")
+_ENTRIES = schema_text("batched.entries")
+_DOC = schema_text("batched.doc")
 
 
 def number_segments(segments: list[str]) -> str:
