@@ -154,5 +154,8 @@ def test_every_schema_text_has_both_languages_and_is_used():
     (en_id, en), (zh_id, zh) = schema_texts("en"), schema_texts("zh")
     assert en_id == "schemas/en@1" and zh_id == "schemas/zh@1"
     assert set(en) <= set(zh) and all(key.endswith(".doc") for key in set(zh) - set(en))
-    source = "".join(p.read_text(encoding="utf-8") for p in pathlib.Path("src/ragfacts").rglob("*.py"))
+    import ragfacts
+
+    package = pathlib.Path(ragfacts.__file__).parent
+    source = "".join(p.read_text(encoding="utf-8") for p in package.rglob("*.py"))
     assert [key for key in zh if f'"{key}"' not in source] == []  # no text left behind when code moves
