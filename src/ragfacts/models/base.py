@@ -24,7 +24,7 @@ from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions, options_as
 from ragfacts.models.ratelimit import estimated_tokens
-from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema
+from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema, reply_token_cap
 from ragfacts.models.transport import Transport
 from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.usage import Usage
@@ -186,6 +186,12 @@ class ChatModel(Transport, ABC):
         """Return a Completion; never raises for model or transport failures."""
         params = self._params(params)
         schema_json = json_schema_of(schema) if schema is not None else None
+        # Where the reply is held to the schema (a grammar, structured outputs), a bounded schema caps its stage's
+        # tokens: a model that runs on is stopped there, not at max_tokens. Free-text modes may wrap the JSON.
+        constrained = self.mode in (StructuredMode.GRAMMAR, StructuredMode.JSON_SCHEMA)
+        cap = reply_token_cap(schema_json) if schema_json is not None and constrained else None
+        if cap is not None and cap < params["max_tokens"]:
+            params["max_tokens"] = cap
         messages = list(messages)
         if schema_json is not None and self.shows_schema_in_prompt():
             messages = _with_schema_text(messages, render_schema(schema_json, lang))

@@ -22,6 +22,53 @@ def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
     return _inline_refs(schema.model_json_schema())
 
 
+def reply_token_cap(schema: dict[str, Any]) -> int | None:
+    """The most tokens a reply valid against `schema` can need, where the schema bounds it; None where it does not.
+
+    Bounded: enums, constants, booleans, numbers, strings with maxLength, arrays with maxItems of bounded items,
+    objects of bounded properties. A verdict-only schema needs a few dozen tokens, so a model that runs on past
+    it is stopped there instead of at max_tokens. Generous on purpose (two tokens a character, plus room for
+    whitespace): the cap must never cut a valid reply.
+    """
+    chars = _max_chars(schema)
+    return None if chars is None else 2 * chars + 32
+
+
+def _max_chars(node: Any) -> int | None:
+    """The longest JSON text valid against `node` (refs inlined), in characters; None if unbounded."""
+    if not isinstance(node, dict):
+        return None
+    if "enum" in node:
+        return max(len(json.dumps(value, ensure_ascii=False)) for value in node["enum"]) if node["enum"] else 4
+    if "const" in node:
+        return len(json.dumps(node["const"], ensure_ascii=False))
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            options = [_max_chars(option) for option in node[key]]
+            return None if any(o is None for o in options) else max(options)
+    kind = node.get("type")
+    if kind in ("boolean", "null"):
+        return 5
+    if kind in ("integer", "number"):
+        return 24
+    if kind == "string":
+        return None if "maxLength" not in node else 2 + 6 * int(node["maxLength"])  # escapes: \uXXXX
+    if kind == "array":
+        item = _max_chars(node.get("items", {}))
+        if item is None or "maxItems" not in node:
+            return None
+        return 2 + int(node["maxItems"]) * (item + 2)
+    if kind == "object":
+        total = 2
+        for name, value in (node.get("properties") or {}).items():
+            size = _max_chars(value)
+            if size is None:
+                return None
+            total += len(json.dumps(name, ensure_ascii=False)) + 2 + size + 2
+        return total
+    return None
+
+
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     defs = schema.get("$defs", {})
 
