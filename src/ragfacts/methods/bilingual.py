@@ -31,6 +31,12 @@ def schema_text(key: str) -> str:
     return bilingual(schema_texts("en")[1][key], schema_texts("zh")[1][key])
 
 
+def schema_doc(key: str) -> str:
+    """A schema's description (`__doc__ = schema_doc(key)` in its class body: pydantic reads it when the class is
+    made) from prompts/en/schemas.toml, its Chinese text registered beside it."""
+    return schema_text(key)
+
+
 def chinese_doc_of(key: str) -> Callable[[M], M]:
     """`chinese_doc` with the Chinese text of a class description read from prompts/zh/schemas.toml."""
     return chinese_doc(schema_texts("zh")[1][key])

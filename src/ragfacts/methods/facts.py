@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragfacts.methods.bilingual import chinese_doc_of, in_language, schema_text
+from ragfacts.methods.bilingual import in_language, schema_doc, schema_text
 from ragfacts.models import ChatModel, Failure, FailureKind, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, normalise
@@ -19,9 +19,8 @@ STAGE = "generate_facts"
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•·](?!\d)\s*|\d{1,3}[.)]\s+|\d{1,3}、\s*|[(（]\d{1,3}[)）]\s*)")
 
 
-@chinese_doc_of("facts.FactList.doc")
 class FactList(BaseModel):
-    """What the fact generator must return."""
+    __doc__ = schema_doc("facts.FactList.doc")
 
     facts: list[str] = Field(description=schema_text("facts.FactList.facts"))
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import chinese_doc_of, schema_text
+from ragfacts.methods.bilingual import schema_doc, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, strict_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -26,16 +26,14 @@ from ragfacts.usage import Usage
 Lang = Literal["auto", "zh", "en"]
 
 
-@chinese_doc_of("factscore.AtomicFacts.doc")
 class AtomicFacts(BaseModel):
-    """The atomic facts of one sentence."""
+    __doc__ = schema_doc("factscore.AtomicFacts.doc")
 
     facts: list[str] = Field(description=schema_text("factscore.AtomicFacts.facts"))
 
 
-@chinese_doc_of("factscore.FactTruth.doc")
 class FactTruth(BaseModel):
-    """Whether the reference supports one fact."""
+    __doc__ = schema_doc("factscore.FactTruth.doc")
 
     verdict: Literal["True", "False"] = Field(description=schema_text("factscore.FactTruth.verdict"))
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import chinese_doc_of, schema_text
+from ragfacts.methods.bilingual import chinese_doc_of, schema_doc, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, strict_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -28,9 +28,8 @@ _REASON = schema_text("felm.reason")
 _SEGMENT = schema_text("felm.segment")
 
 
-@chinese_doc_of("felm.WrongSegments.doc")
 class WrongSegments(BaseModel):
-    """The segments of the answer that contain factual errors."""
+    __doc__ = schema_doc("felm.WrongSegments.doc")
 
     errors: list[Any]
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import chinese_doc_of, schema_text
+from ragfacts.methods.bilingual import schema_doc, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, share_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -25,25 +25,22 @@ from ragfacts.usage import Usage
 Lang = Literal["auto", "zh", "en"]
 
 
-@chinese_doc_of("ragas.Statements.doc")
 class Statements(BaseModel):
-    """The statements of the answer."""
+    __doc__ = schema_doc("ragas.Statements.doc")
 
     statements: list[str] = Field(description=schema_text("ragas.Statements.statements"))
 
 
-@chinese_doc_of("ragas.StatementVerdict.doc")
 class StatementVerdict(BaseModel):
-    """The faithfulness of one statement."""
+    __doc__ = schema_doc("ragas.StatementVerdict.doc")
 
     statement: str = Field(description=schema_text("ragas.StatementVerdict.statement"))
     reason: str = Field(description=schema_text("ragas.StatementVerdict.reason"))
     verdict: Literal[0, 1] = Field(description=schema_text("ragas.StatementVerdict.verdict"))
 
 
-@chinese_doc_of("ragas.Faithfulness.doc")
 class Faithfulness(BaseModel):
-    """The faithfulness of every statement."""
+    __doc__ = schema_doc("ragas.Faithfulness.doc")
 
     verdicts: list[StatementVerdict] = Field(description=schema_text("ragas.Faithfulness.verdicts"))
 

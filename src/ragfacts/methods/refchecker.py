@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import chinese_doc_of, schema_text
+from ragfacts.methods.bilingual import schema_doc, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, ClaimVerdict, share_label, strict_label
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -33,9 +33,8 @@ _VERDICTS: dict[str, ClaimVerdict] = {
 }
 
 
-@chinese_doc_of("refchecker.Triplet.doc")
 class Triplet(BaseModel):
-    """One claim as a knowledge triplet."""
+    __doc__ = schema_doc("refchecker.Triplet.doc")
 
     subject: str = Field(description=schema_text("refchecker.Triplet.subject"))
     predicate: str = Field(description=schema_text("refchecker.Triplet.predicate"))
@@ -45,16 +44,14 @@ class Triplet(BaseModel):
         return f"({self.subject}, {self.predicate}, {self.object})"
 
 
-@chinese_doc_of("refchecker.Triplets.doc")
 class Triplets(BaseModel):
-    """The claims of the answer as triplets."""
+    __doc__ = schema_doc("refchecker.Triplets.doc")
 
     triplets: list[Triplet] = Field(description=schema_text("refchecker.Triplets.triplets"))
 
 
-@chinese_doc_of("refchecker.TripletCheck.doc")
 class TripletCheck(BaseModel):
-    """How the reference relates to one claim."""
+    __doc__ = schema_doc("refchecker.TripletCheck.doc")
 
     verdict: Literal["Entailment", "Neutral", "Contradiction"] = Field(
         description=schema_text("refchecker.TripletCheck.verdict")

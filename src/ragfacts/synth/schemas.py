@@ -8,36 +8,32 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ragfacts.methods.bilingual import bilingual, chinese_doc_of, schema_text
+from ragfacts.methods.bilingual import bilingual, schema_doc, schema_text
 from ragfacts.typology import ErrorType, typology_text
 
 
-@chinese_doc_of("synth.WrittenAnswer.doc")
 class WrittenAnswer(BaseModel):
-    """An answer written from the reference alone."""
+    __doc__ = schema_doc("synth.WrittenAnswer.doc")
 
     answer: str = Field(description=schema_text("synth.WrittenAnswer.answer"))
 
 
-@chinese_doc_of("synth.Injection.doc")
 class Injection(BaseModel):
-    """One edit to the answer that gives it an error of the type asked for."""
+    __doc__ = schema_doc("synth.Injection.doc")
 
     thinking: str = Field(description=schema_text("synth.Injection.thinking"))
     original: str = Field(description=schema_text("synth.Injection.original"))
     replacement: str = Field(description=schema_text("synth.Injection.replacement"))
 
 
-@chinese_doc_of("synth.Paraphrase.doc")
 class Paraphrase(BaseModel):
-    """One rewording of the answer."""
+    __doc__ = schema_doc("synth.Paraphrase.doc")
 
     paraphrase: str = Field(description=schema_text("synth.Paraphrase.paraphrase"))
 
 
-@chinese_doc_of("synth.EditCheck.doc")
 class EditCheck(BaseModel):
-    """A check of one edit to an answer that was faithful to its reference."""
+    __doc__ = schema_doc("synth.EditCheck.doc")
 
     reasoning: str = Field(description=schema_text("synth.EditCheck.reasoning"))
     error_type: ErrorType | None = Field(
@@ -50,18 +46,16 @@ class EditCheck(BaseModel):
     only_error: bool = Field(description=schema_text("synth.EditCheck.only_error"))
 
 
-@chinese_doc_of("synth.ParaphraseCheck.doc")
 class ParaphraseCheck(BaseModel):
-    """A check of one rewording of an answer that was faithful to its reference."""
+    __doc__ = schema_doc("synth.ParaphraseCheck.doc")
 
     reasoning: str = Field(description=schema_text("synth.ParaphraseCheck.reasoning"))
     same_meaning: bool = Field(description=schema_text("synth.ParaphraseCheck.same_meaning"))
     supported: bool = Field(description=schema_text("synth.ParaphraseCheck.supported"))
 
 
-@chinese_doc_of("synth.AnswerCheck.doc")
 class AnswerCheck(BaseModel):
-    """A check that an answer is faithful to its reference."""
+    __doc__ = schema_doc("synth.AnswerCheck.doc")
 
     reasoning: str = Field(description=schema_text("synth.AnswerCheck.reasoning"))
     supported: bool = Field(description=schema_text("synth.AnswerCheck.supported"))

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ragfacts.methods.bilingual import bilingual, chinese_doc_of, schema_text
+from ragfacts.methods.bilingual import bilingual, chinese_doc_of, schema_doc, schema_text
 from ragfacts.typology import ErrorType, typology_text
 
 Verdict = Literal["consistent", "inconsistent"]
@@ -45,9 +45,8 @@ def _nonblank(items: list[str]) -> list[str]:
     return kept
 
 
-@chinese_doc_of("precision.Decomposition.doc")
 class Decomposition(BaseModel):
-    """An answer split into logic-preserving segments."""
+    __doc__ = schema_doc("precision.Decomposition.doc")
 
     segments: list[str] = Field(
         min_length=1,
@@ -60,9 +59,8 @@ class Decomposition(BaseModel):
         return _nonblank(value)
 
 
-@chinese_doc_of("precision.AtomicStatements.doc")
 class AtomicStatements(BaseModel):
-    """An answer split into atomic statements (conventional decomposition)."""
+    __doc__ = schema_doc("precision.AtomicStatements.doc")
 
     statements: list[str] = Field(
         min_length=1,
@@ -75,9 +73,8 @@ class AtomicStatements(BaseModel):
         return _nonblank(value)
 
 
-@chinese_doc_of("precision.PointCheck.doc")
 class PointCheck(BaseModel):
-    """One informational point of a segment, located in the reference and checked."""
+    __doc__ = schema_doc("precision.PointCheck.doc")
 
     point: str = Field(description=schema_text("precision.PointCheck.point"))
     reference_quote: str = Field(description=schema_text("precision.PointCheck.reference_quote"))
@@ -85,9 +82,8 @@ class PointCheck(BaseModel):
     verdict: Verdict = Field(description=schema_text("precision.PointCheck.verdict"))
 
 
-@chinese_doc_of("precision.FactCheck.doc")
 class FactCheck(BaseModel):
-    """The fact-consistency check of one segment, step by step."""
+    __doc__ = schema_doc("precision.FactCheck.doc")
 
     points: list[PointCheck] = Field(
         min_length=1,
@@ -97,34 +93,30 @@ class FactCheck(BaseModel):
     verdict: Verdict = Field(description=schema_text("precision.FactCheck.verdict"))
 
 
-@chinese_doc_of("precision.FactVerdict.doc")
 class FactVerdict(BaseModel):
-    """A direct fact-consistency verdict for one segment, without reasoning."""
+    __doc__ = schema_doc("precision.FactVerdict.doc")
 
     error_type: ErrorType | None = Field(description=_ERROR_TYPE)
     verdict: Verdict = Field(description=_VERDICT)
 
 
-@chinese_doc_of("precision.LogicalLink.doc")
 class LogicalLink(BaseModel):
-    """One logical connection: its connective, its type, the parts it connects."""
+    __doc__ = schema_doc("precision.LogicalLink.doc")
 
     connective: str = Field(description=schema_text("precision.LogicalLink.connective"))
     relation: LogicalRelation = Field(description=schema_text("precision.LogicalLink.relation"))
     components: list[str] = Field(description=schema_text("precision.LogicalLink.components"))
 
 
-@chinese_doc_of("precision.LogicalStructure.doc")
 class LogicalStructure(BaseModel):
-    """The logical structure of a piece of text."""
+    __doc__ = schema_doc("precision.LogicalStructure.doc")
 
     links: list[LogicalLink] = Field(description=schema_text("precision.LogicalStructure.links"))
     framework: str = Field(description=schema_text("precision.LogicalStructure.framework"))
 
 
-@chinese_doc_of("precision.LogicCheck.doc")
 class LogicCheck(BaseModel):
-    """The logic-consistency check of one segment, step by step."""
+    __doc__ = schema_doc("precision.LogicCheck.doc")
 
     reference_context: str = Field(description=schema_text("precision.LogicCheck.reference_context"))
     segment_structure: LogicalStructure = Field(description=schema_text("precision.LogicCheck.segment_structure"))
@@ -134,24 +126,21 @@ class LogicCheck(BaseModel):
     verdict: Verdict = Field(description=schema_text("precision.LogicCheck.verdict"))
 
 
-@chinese_doc_of("precision.LogicVerdict.doc")
 class LogicVerdict(BaseModel):
-    """A direct logic-consistency verdict for one segment, without reasoning."""
+    __doc__ = schema_doc("precision.LogicVerdict.doc")
 
     error_type: ErrorType | None = Field(description=_ERROR_TYPE)
     verdict: Verdict = Field(description=_VERDICT)
 
 
-@chinese_doc_of("precision.HolisticJudgement.doc")
 class HolisticJudgement(BaseModel):
-    """One judgement of the whole answer against the reference."""
+    __doc__ = schema_doc("precision.HolisticJudgement.doc")
 
     problems: list[str] = Field(description=schema_text("precision.HolisticJudgement.problems"))
     verdict: Verdict = Field(description=schema_text("precision.HolisticJudgement.verdict"))
 
 
-@chinese_doc_of("precision.HolisticVerdict.doc")
 class HolisticVerdict(BaseModel):
-    """A direct verdict on the whole answer, without reasoning."""
+    __doc__ = schema_doc("precision.HolisticVerdict.doc")
 
     verdict: Verdict = Field(description=_VERDICT)
