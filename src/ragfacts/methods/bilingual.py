@@ -26,9 +26,11 @@ _DIGESTS: dict[int, str] = {}  # schemas_digest, per state of the Chinese texts
 M = TypeVar("M", bound=type[BaseModel])
 
 
-def schema_text(key: str) -> str:
-    """The English text of `key` in prompts/en/schemas.toml, its Chinese text (prompts/zh/) registered beside it."""
-    return bilingual(schema_texts("en")[1][key], schema_texts("zh")[1][key])
+def schema_text(key: str, then: Callable[[str], str] | None = None) -> str:
+    """The English text of `key` in prompts/en/schemas.toml, its Chinese text (prompts/zh/) registered beside it;
+    `then(lang)` is appended to each (e.g. the error typology, itself read from the same files)."""
+    more = then or (lambda lang: "")
+    return bilingual(schema_texts("en")[1][key] + more("en"), schema_texts("zh")[1][key] + more("zh"))
 
 
 def schema_doc(key: str) -> str:
@@ -76,7 +78,8 @@ def schemas_digest(package: str) -> str:
                 if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == name:
                     english = value.model_json_schema()
                     schemas[f"{name}.{value.__qualname__}"] = [english, translate_descriptions(english)]
-        _DIGESTS[key] = digest(schemas)
+        # with the text files themselves: schemas built at run time (FELM's, one per answer length) read them too
+        _DIGESTS[key] = digest({"schemas": schemas, "texts": [schema_texts(lang) for lang in ("en", "zh")]})
     return _DIGESTS[key]
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ragfacts.items import Item
 from ragfacts.methods.base import PrecisionMethod, method
-from ragfacts.methods.bilingual import chinese_doc_of, schema_doc, schema_text
+from ragfacts.methods.bilingual import schema_doc, schema_text
 from ragfacts.methods.claims import Claim, ClaimsCheck, strict_label
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
@@ -40,11 +40,10 @@ def wrong_segments_schema(count: int) -> type[WrongSegments]:
     number = Literal[tuple(range(1, count + 1))]  # type: ignore[valid-type]
     error = create_model(
         "SegmentError",
-        __doc__="One wrong segment and why.",
+        __doc__=schema_doc("felm.error.doc"),
         segment=(number, Field(description=_SEGMENT)),
         reason=(str, Field(description=_REASON)),
     )
-    chinese_doc_of("felm.error.doc")(error)
     description = schema_text("felm.description")
     return create_model("WrongSegments", __base__=WrongSegments, errors=(list[error], Field(description=description)))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from ragfacts.methods.bilingual import bilingual, schema_doc, schema_text
+from ragfacts.methods.bilingual import schema_doc, schema_text
 from ragfacts.typology import ErrorType, typology_text
 
 
@@ -36,13 +36,7 @@ class EditCheck(BaseModel):
     __doc__ = schema_doc("synth.EditCheck.doc")
 
     reasoning: str = Field(description=schema_text("synth.EditCheck.reasoning"))
-    error_type: ErrorType | None = Field(
-        description=bilingual(
-            "The type of the error the edit introduced; null if the edited answer is still fully supported by the "
-            "reference.\n" + typology_text("en"),
-            "这处改动引入的错误类型；如果改动后的回答仍然完全被参考资料支持，则为 null。\n" + typology_text("zh"),
-        )
-    )
+    error_type: ErrorType | None = Field(description=schema_text("synth.EditCheck.error_type", typology_text))
     only_error: bool = Field(description=schema_text("synth.EditCheck.only_error"))
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ragfacts.methods.bilingual import bilingual, chinese_doc_of, schema_doc, schema_text
+from ragfacts.methods.bilingual import chinese_doc_of, schema_doc, schema_text
 from ragfacts.typology import ErrorType, typology_text
 
 Verdict = Literal["consistent", "inconsistent"]
@@ -30,11 +30,7 @@ LogicalRelation = Literal[
 
 chinese_doc_of("precision.ErrorType.doc")(ErrorType)
 
-_ERROR_TYPE = bilingual(
-    "If the verdict is inconsistent: the error type that best describes the main problem; null if consistent.\n"
-    + typology_text("en"),
-    "若结论为 inconsistent：最能概括主要问题的错误类型；若一致则为 null。\n" + typology_text("zh"),
-)
+_ERROR_TYPE = schema_text("precision.error_type", typology_text)
 _VERDICT = schema_text("precision.verdict")
 
 
