@@ -84,8 +84,7 @@ def head_out_of_fold(head: Head, train: Split, dev: Split) -> np.ndarray:
 
 def head_scores(head: Head, split: Split) -> np.ndarray:
     """The shipped head's P(faithful) of every row of a split it was not fitted on."""
-    z = split.state @ head.state_weights + head.baseline_weight * split.log_odds
-    z = z + split.evidence @ head.evidence_weights + head.bias
+    z = np.array([head.logit(s, o, e) for s, o, e in zip(split.state, split.log_odds, split.evidence, strict=True)])
     return 1.0 / (1.0 + np.exp(-z))
 
 

@@ -41,6 +41,7 @@ from ragfacts.evidence import FEATURE_NAMES, feature_vector
 from ragfacts.methods.precision.head import Head, fit_logistic
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
+from ragfacts.methods.precision.training import VETO_FEATURES, auc, balanced_accuracy
 from ragfacts.models.embedded import DEFAULT_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ EVIDENCE_PENALTY = 1e-3
 DEV_BOOSTS = (1.0, 4.0, 16.0, 64.0)
 SEED = 20261125
 # The evidence rule: any of these found in the answer and not in the reference flags it.
-EVIDENCE_FLAGS = ("any_number_unsupported", "any_date_unsupported", "any_amount_unsupported", "any_entity_unsupported")
+EVIDENCE_FLAGS = VETO_FEATURES
 
 
 @dataclass
@@ -133,20 +134,6 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
         tokens=np.asarray(tokens),
         seconds=np.asarray(seconds),
     )
-
-
-def balanced_accuracy(gold: np.ndarray, predicted: np.ndarray) -> float:
-    positive, negative = gold == 1, gold == 0
-    recalls = [float(np.mean(predicted[mask] == gold[mask])) for mask in (positive, negative) if mask.any()]
-    return float(np.mean(recalls)) if recalls else float("nan")
-
-
-def auc(gold: np.ndarray, score: np.ndarray) -> float:
-    positive, negative = score[gold == 1], score[gold == 0]
-    if not len(positive) or not len(negative):
-        return float("nan")
-    greater = (positive[:, None] > negative[None, :]).sum() + 0.5 * (positive[:, None] == negative[None, :]).sum()
-    return float(greater / (len(positive) * len(negative)))
 
 
 def f1_hallucinated(gold: np.ndarray, predicted: np.ndarray) -> float:

@@ -277,7 +277,11 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     extra = after(run_dir, plan, model) if after is not None else {}
     if state.as_json:
         print_json({**_json_document(run_dir, plan, model, summaries, report), **extra}, one_per_line="rows")
-    failed = census(line for _, lines in current_outcomes(run_dir, plan, model) for line in lines.values())
+    # The counts are the summaries'; the results are read again only to name the reasons, when some failed.
+    failed = FailureCensus(results=sum(s.judged for s in summaries), failed=sum(s.incomplete for s in summaries))
+    if failed.failed:
+        lines = (line for _, by_method in current_outcomes(run_dir, plan, model) for line in by_method.values())
+        failed.reasons = census(lines).reasons
     _show_failures(failed)
     gates = gate_failures(summaries, **vars(options.gates))
     for line in gates:

@@ -30,7 +30,6 @@ QUESTION = "question"
 DEFAULT_BODY = '{"question": "{question}"}'
 _TOKEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\{\{|\}\}|\{([^{}]*)\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_MIN_SECRET = 4  # shorter values would redact ordinary text
 
 
 class EndpointError(ValueError):
@@ -108,17 +107,14 @@ class EndpointRequest:
     contexts_path: ReplyPath | None
     template: Any  # the parsed body
     environ: dict[str, str]  # the ${VAR} values it uses
-    secrets: tuple[str, ...]
 
     def body(self, question: str) -> Any:
         """The request body for `question`."""
         return _fill(self.template, {QUESTION: question}, self.environ)
 
     def redact(self, text: str) -> str:
-        """`text` with every value read from the environment and every header value (and every other secret
-        of the process) replaced by [redacted]."""
-        for secret in self.secrets:
-            text = text.replace(secret, redaction.REDACTED)
+        """`text` with every value read from the environment, every header value and every other secret of the
+        process replaced by [redacted] (`resolve` registered them with the one redaction step)."""
         return redaction.redact(text)
 
 
@@ -151,11 +147,8 @@ def resolve(options: EndpointOptions, environ: Mapping[str, str] | None = None) 
     if answer.has_wildcard:
         raise EndpointError(f"--answer-path {options.answer_path}: the answer is one value; [*] is for the contexts")
     in_url = _url_credentials(url)
-    secrets = sorted(
-        {v for v in [*used.values(), *header_values, *in_url] if len(v) >= _MIN_SECRET}, key=len, reverse=True
-    )
-    redaction.register(*secrets)  # so every surface redacts them, not only this request's own messages
-    return EndpointRequest(url, headers, answer, contexts, template, dict(used), tuple(secrets))
+    redaction.register(*used.values(), *header_values, *in_url)  # every surface redacts them from now on
+    return EndpointRequest(url, headers, answer, contexts, template, dict(used))
 
 
 def _parse_body(text: str) -> Any:

@@ -65,9 +65,7 @@ def schemas_digest(package: str) -> str:
     subpackages (all imported first, so the digest depends on the code, not on what a process imported): the
     field names, types and descriptions a model is sent. It enters every method's configuration: editing a
     description, English or Chinese, makes earlier results stale, as editing a prompt file does."""
-    root = importlib.import_module(package)
-    for info in pkgutil.walk_packages(root.__path__, package + "."):
-        importlib.import_module(info.name)
+    _import_all(package)
     key = hash(frozenset(_ZH.items()))
     if key not in _DIGESTS:
         schemas = {}
@@ -81,6 +79,14 @@ def schemas_digest(package: str) -> str:
         # with the text files themselves: schemas built at run time (FELM's, one per answer length) read them too
         _DIGESTS[key] = digest({"schemas": schemas, "texts": [schema_texts(lang) for lang in ("en", "zh")]})
     return _DIGESTS[key]
+
+
+@cache
+def _import_all(package: str) -> None:
+    """Import every module of `package` (once: walking the package reads the file system)."""
+    root = importlib.import_module(package)
+    for info in pkgutil.walk_packages(root.__path__, package + "."):
+        importlib.import_module(info.name)
 
 
 def in_language(schema: M, lang: str) -> M:

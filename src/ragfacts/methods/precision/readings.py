@@ -119,8 +119,7 @@ def default_judge(identity: str) -> tuple[str, Any]:
         def by_head(rows: list[Example]) -> list[int]:
             out = []
             for r in rows:
-                z = float(r.state @ shipped.state_weights) + shipped.baseline_weight * r.log_odds
-                z += float(r.evidence @ shipped.evidence_weights) + shipped.bias
+                z = shipped.logit(r.state, r.log_odds, r.evidence)
                 flagged = shipped.evidence_veto and any(r.evidence[i] > 0 for i in _FLAG_COLUMNS)
                 out.append(int(z >= _logit(shipped.threshold(r.lang)) and not flagged))
             return out
