@@ -401,7 +401,7 @@ def main() -> None:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The report's tables, as they go into the README."""
+    """The report's tables in Markdown (docs/performance.md renders its own from the JSON)."""
     lines = [f"`{report['command']}` ({report['cpu_count']} CPUs, {report['total_s']} s)", ""]
     if "server" in report:
         s = report["server"]

@@ -1,4 +1,4 @@
-"""A screenshot of a run's report as a user first sees it, with one answer opened: for the README.
+"""A screenshot of a run's report as a user first sees it, with one answer opened: for docs/guides/reports.md.
 
 Renders the report of RUN_DIR to HTML (as `ragfacts report` does), opens it in headless Chromium (Debian's
 chromium and chromium-driver, through selenium), scrolls to the answers, opens the first answer whose label

@@ -1,4 +1,4 @@
-"""Train the embedded model's head, choose on dev, report on test: the figures of README "How accurate is it?".
+"""Train the embedded model's head, choose on dev, report on test: the figures of docs/results/precision.md.
 
 Reads the states that benchmarks/judge_features.py extracted (benchmarks/features/<model>/), computes the
 evidence features of every pair (ragfacts.evidence), and compares on the quality corpus's dev and test splits

@@ -12,6 +12,7 @@ from ragfacts.methods.lface4rag import CheckResult
 from ragfacts.methods.recall import RecallResult
 from tests.conftest import TEST_KEY
 from tests.methods.test_lface4rag import REFERENCE, SEG1, decomposition
+from tests.scripted_server import Reply
 
 ROWS = [
     {"question": "Where?", "answer": SEG1, "reference": REFERENCE, "ground_truth": "The Nile flows north."},
@@ -27,7 +28,7 @@ def test_evaluate_rows_gives_one_row_per_item_with_typed_details_and_a_summary(m
     assert isinstance(results.details[0]["faaf"], RecallResult)
     assert {s.method: s.judged for s in results.summary} == {"lface4rag": 2, "faaf": 1}
     assert results.usage.calls == len(scripted_server.requests) == 2 * 3 + 2
-    assert "lface4rag: faithfulness 1.000" in repr(results)
+    assert "lface4rag: 2/2 judged" in repr(results) and "faithfulness 1.000" in repr(results)
 
 
 async def test_the_sync_api_works_inside_a_running_event_loop(make_model, scripted_server):
@@ -72,6 +73,35 @@ def test_a_row_the_method_cannot_judge_is_refused_before_any_call(make_model, sc
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas is not installed")
-def test_results_convert_to_a_dataframe(make_model, scripted_server):
+def test_results_convert_to_a_dataframe_with_the_texts_the_verdicts_and_the_facts(make_model, scripted_server):
     frame = ragfacts.evaluate(ROWS, model=make_model()).to_pandas()
     assert list(frame["label"]) == ["consistent", "consistent"] and frame.shape[0] == 2
+    assert list(frame["question"]) == ["Where?", "Where?"] and frame["answer"][1] == SEG1 + " Indeed."
+    for column in ("probability", "reason", "error_types", "flagged_segments", "facts", "calls", "prompt_tokens"):
+        assert column in frame.columns
+    assert frame["facts"][0] == ["x"] and frame["facts_present"][0] == [True] and frame["facts"][1] == []
+    assert frame["calls"].sum() == len(scripted_server.requests)
+
+
+def test_a_flagged_answer_shows_its_segment_its_error_type_and_why(make_model, scripted_server):
+    scripted_server.enqueue(decomposition(SEG1))
+    scripted_server.when(
+        "<segment>",
+        Reply.schema_valid(overrides={"verdict": "inconsistent", "error_type": "KInve.", "explanation": "no"}),
+    )
+    results = ragfacts.check(reference=REFERENCE, answer=SEG1, model=make_model())
+    (row,) = results.verdicts
+    assert row.flagged and row.label == "inconsistent"
+    assert row.record()["flagged_segments"] == [SEG1] and row.record()["error_types"] == ["KInve."]
+    assert row.reason is not None and row.reason.startswith(f"[KInve.] {SEG1}")
+    assert "flagged 1 of 1: 1 not faithful; failed 0" in repr(results)
+
+
+def test_results_and_their_summary_read_as_text_and_render_as_html(make_model, scripted_server):
+    results = ragfacts.evaluate([*ROWS, {"answer": "<b>bold</b>", "reference": REFERENCE}], model=make_model())
+    assert repr(results.summary).splitlines()[0].startswith("lface4rag: 3/3 judged, 100.0% [100.0, 100.0] consistent")
+    assert "faaf: 1/1 judged, recall 1.000" in repr(results.summary)
+    html = results._repr_html_()
+    assert "<table>" in html and "flagged 0 of 3" in html and "Where?" in html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html  # the data's text is escaped
+    assert "<table>" in results.summary._repr_html_()

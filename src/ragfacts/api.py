@@ -2,6 +2,7 @@
 
     import ragfacts
     results = ragfacts.evaluate("data.jsonl", model="openai:gpt-4o-mini")
+    results                # in a notebook: the verdict of every row; in a shell, the counts and summaries
     results.summary, results.rows[0], results.to_pandas()
     ragfacts.check(reference="...", answer="...", model=my_chat_model)[0]["label"]
 
@@ -19,13 +20,16 @@ from typing import Any, overload
 
 from pydantic import BaseModel
 
+from ragfacts.bench.applicable import check_applicable
+from ragfacts.bench.display import Summary, results_html, summary_line
 from ragfacts.bench.progress import NoProgress, progress_for
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, RunReport, check_applicable, result_rows, run, summarise
-from ragfacts.bench.summary import MethodSummary
+from ragfacts.bench.runner import RunPlan, RunReport, current_outcomes, run, summarise
+from ragfacts.bench.summary import MethodSummary, row_view
+from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, create_method, method_class
+from ragfacts.methods.base import Method, Outcome, create_method, method_class
 from ragfacts.models import ChatModel
 from ragfacts.runtime import Runtime, Settings, run_sync
 from ragfacts.usage import Usage
@@ -34,7 +38,12 @@ Data = str | Path | Sequence[dict[str, Any] | Item] | Any  # a path, rows, items
 
 
 class Results(Sequence[dict[str, Any]]):
-    """One row per item (id, label, faithfulness, recall, failures), the full results, the summary, the cost."""
+    """One row per item in input order (id, label, faithfulness, recall, failures), the full results, the summary,
+    the cost; in a notebook, a table of verdicts.
+
+    `verdicts` holds each row's question, answer, verdict, P(faithful), reason, flagged segments and facts;
+    `to_pandas()` has them as columns.
+    """
 
     def __init__(
         self,
@@ -43,17 +52,24 @@ class Results(Sequence[dict[str, Any]]):
         summary: list[MethodSummary],
         report: RunReport,
         run_dir: Path | None,
+        verdicts: list[VerdictRow] | None = None,
     ) -> None:
         self.rows = rows
         self.details = details  # per item: method -> its result (CheckResult, RecallResult, ...)
-        self.summary = summary
+        self.summary = Summary(summary)
         self.report = report
         self.run_dir = run_dir
+        self.verdicts = verdicts or []
 
     @property
     def usage(self) -> Usage:
         """What this call cost (cached replies cost nothing)."""
         return self.report.usage
+
+    @property
+    def counts(self) -> VerdictCounts:
+        """How many rows were flagged (not faithful, missing facts) and how many have a failed call."""
+        return VerdictCounts.of(self.verdicts)
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -71,20 +87,21 @@ class Results(Sequence[dict[str, Any]]):
         return iter(self.rows)
 
     def __repr__(self) -> str:
-        parts = []
-        for s in self.summary:
-            value = s.score.value
-            score = "-" if value is None else f"{value:.3f}"
-            parts.append(f"{s.method}: {'faithfulness' if s.kind == 'precision' else 'recall'} {score}")
-        return f"<Results: {len(self.rows)} items; {'; '.join(parts)}>"
+        lines = [f"<Results: {len(self.rows)} items; {self.counts.line()}"]
+        lines += [f"  {summary_line(s)}" for s in self.summary]
+        return "\n".join(lines) + ">"
+
+    def _repr_html_(self) -> str:
+        return results_html(self.summary, self.verdicts)
 
     def to_pandas(self) -> Any:
-        """The rows as a pandas DataFrame (needs pandas)."""
+        """One row per item: question, answer, reference, ground truth, label, probability, faithfulness, recall,
+        flagged, reason, error types, flagged segments and facts (lists), failures and usage (needs pandas)."""
         try:
             import pandas as pd
         except ImportError as error:
             raise ImportError("to_pandas() needs pandas: pip install pandas") from error
-        return pd.DataFrame(self.rows)
+        return pd.DataFrame([row.record() for row in self.verdicts])
 
 
 def evaluate(
@@ -215,12 +232,16 @@ def _run(
 
 
 def _collect(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport, output: Any) -> Results:
+    kinds = {m.spec: m.kind for m in plan.methods}
+    outcomes = list(current_outcomes(run_dir, plan, model))
     rows, details = [], []
-    for row, lines in result_rows(run_dir, plan, model):
-        rows.append(row)
+    for item, lines in outcomes:
+        by_method = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
+        rows.append(row_view(item.model_dump(), by_method, kinds))
         details.append({method: _typed(method, line["result"]) for method, line in lines.items()})
     summary = summarise(run_dir, plan, model)
-    return Results(rows, details, summary, report, Path(output) if output is not None else None)
+    verdicts = list(verdict_rows(outcomes, kinds))
+    return Results(rows, details, summary, report, Path(output) if output is not None else None, verdicts)
 
 
 def _typed(spec: str, result: dict[str, Any]) -> Any:

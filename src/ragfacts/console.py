@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.table import Table
 
 from ragfacts import redaction
@@ -20,8 +21,24 @@ class RedactingConsole(Console):
         return redaction.redact(super()._render_buffer(buffer))
 
 
-err = RedactingConsole(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
-out = RedactingConsole(soft_wrap=True)
+class PlainWhenPiped(RedactingConsole):
+    """On a terminal, its width; piped (a log, `| less`, CI), lines as wide as their text: tables never wrap."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and not self.is_terminal and "COLUMNS" not in os.environ:
+            return ConsoleDimensions(PIPED_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+PIPED_WIDTH = 1_000  # wide enough for any table row; a table takes only the width its cells need
+err = PlainWhenPiped(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
+out = PlainWhenPiped(soft_wrap=True)
 
 
 def print_json(data: Any, one_per_line: str | None = None) -> None:

@@ -3,7 +3,7 @@
 The scripted server counts tokens from the request's text with the estimator's rule and replies with the
 shapes the estimate assumes (one segment per sentence, its number of facts), so this checks the call
 patterns and the prompt accounting: calls must match and prompt tokens be within 25%. How close the estimate
-is on a real model (whose replies have their own lengths) is measured in the README's bench section.
+is on a real model (whose replies have their own lengths) is measured in docs/guides/bench.md.
 """
 
 from __future__ import annotations

@@ -187,9 +187,14 @@ def test_bad_dataset_input_exits_2_and_writes_nothing(server, tmp_path, content,
     assert server.requests == []
 
 
-def test_a_dataset_needs_an_output_file(server, tmp_path):
+def test_a_dataset_without_o_runs_into_a_new_directory_under_runs_and_says_how_to_resume(server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    segments_for(server, ["1"])
     result = invoke(server, "check", str(dataset(tmp_path / "d.csv", ["1"])))
-    assert result.exit_code == 2 and "needs -o" in result.output
+    assert result.exit_code == 0, result.output
+    (run,) = (tmp_path / "runs").iterdir()
+    assert run.name.startswith("d-") and (run / "results.jsonl").exists()
+    assert f"rerun with -o {Path('runs') / run.name}" in result.stderr
 
 
 def test_a_dataset_takes_no_pair_options(server, tmp_path):

@@ -8,6 +8,8 @@ from typer.testing import CliRunner
 
 from ragfacts.cli import app
 from ragfacts.datasets.demo import load_demo_examples
+from ragfacts.text import delimit
+from tests.scripted_server import Reply
 
 runner = CliRunner()
 
@@ -61,3 +63,22 @@ def test_demo_report_comes_before_the_ledger(scripted_server, monkeypatch):
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert 0 <= result.stderr.index("ragfacts demo") < result.stderr.index("Usage ledger")
+
+
+def test_demo_shows_each_example_whole_the_planted_errors_and_how_many_flaws_were_caught(scripted_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-demo")
+    flawed = next(e for e in load_demo_examples() if e.lang == "en").answers["flawed"]
+    first_sentence = flawed.split(". ")[0] + "."
+    scripted_server.when(delimit("answer", flawed), Reply.json({"segments": [first_sentence]}), times=1)
+    inconsistent = Reply.schema_valid(overrides={"verdict": "inconsistent", "error_type": "KCont."})
+    scripted_server.when(delimit("segment", first_sentence), inconsistent)
+    args = ["--no-cache", "--model", "openai:scripted", "--base-url", scripted_server.base_url, "demo", "--lang", "en"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    example = next(e for e in load_demo_examples() if e.lang == "en")
+    for text in (example.question, example.reference, example.answers["faithful"], flawed):
+        assert text in result.stderr
+    assert "(planted: KCont., LOver.)" in result.stderr
+    assert f"flagged [KCont.]: {first_sentence}\n" in result.stderr  # the segment whole
+    assert "caught 1 of 1 flawed answers" in result.stderr
+    assert "KCont. contradiction" in result.stderr and "LOver. overgeneralization" in result.stderr

@@ -256,7 +256,7 @@ def test_an_unterminated_csv_quote_exits_2_naming_the_line_and_writes_nothing(se
 
 
 def test_an_output_equal_to_the_input_is_refused(server, tmp_path):
-    data = write_jsonl(tmp_path / "rows.jsonl", [{"answer": "A.", "reference": "R."}])
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"answer": "A.", "reference": "R.", "ground_truth": "G."}])
     before = data.read_text(encoding="utf-8")
     result = invoke(server.base_url, "evaluate", str(data), "-o", str(data))
     assert result.exit_code == 2 and "also an input" in result.output

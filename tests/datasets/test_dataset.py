@@ -86,9 +86,35 @@ def test_a_bad_map_names_the_fields_or_the_columns(tmp_path, mapping, message):
         Dataset.open(path, mapping)
 
 
-def test_without_an_answer_column_the_columns_found_are_listed(tmp_path):
-    with pytest.raises(DatasetError, match=r"no answer column.*columns: output, docs.*--map answer=COLUMN"):
-        Dataset.open(write_jsonl(tmp_path / "x.jsonl", {"output": "A.", "docs": "c"}))
+def test_without_an_answer_column_every_missing_field_is_named_with_the_map_line_that_reads_them(tmp_path):
+    with pytest.raises(DatasetError) as error:
+        Dataset.open(write_jsonl(tmp_path / "x.jsonl", {"output": "A.", "docs": "c", "expected": "E."}))
+    message = str(error.value)
+    assert "no column found for answer, reference (precision), ground_truth (recall)" in message
+    assert "columns: output, docs, expected" in message
+    assert message.endswith("--map answer=output,reference=docs,ground_truth=expected")
+
+
+def test_deepeval_test_cases_are_read_by_their_own_names(tmp_path):
+    row = {
+        "input": "Q?",
+        "actual_output": "A.",
+        "retrieval_context": ["c1", "c2"],
+        "expected_output": "E.",
+        "context": ["ideal"],
+    }
+    data = Dataset.open(write_jsonl(tmp_path / "x.jsonl", row))
+    (item,) = data.items()
+    assert data.plan is not None and data.plan.layout.name == "deepeval"
+    assert (item.question, item.answer, item.reference, item.ground_truth) == ("Q?", "A.", "[1] c1\n\n[2] c2", "E.")
+
+
+def test_llamaindex_labelled_rag_examples_are_read_by_their_own_names(tmp_path):
+    row = {"query": "Q?", "reference_contexts": ["c1"], "reference_answer": "E.", "response": "A."}
+    data = Dataset.open(write_jsonl(tmp_path / "x.jsonl", row))
+    (item,) = data.items()
+    assert data.plan is not None and data.plan.layout.name == "llamaindex"
+    assert (item.question, item.answer, item.reference, item.ground_truth) == ("Q?", "A.", "c1", "E.")
 
 
 def test_an_empty_answer_is_named_by_its_line(tmp_path):

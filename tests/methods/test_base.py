@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -162,3 +164,25 @@ def test_every_schema_text_has_both_languages_and_is_used():
     from ragfacts.typology import ErrorType
 
     assert {f"typology.{t.name}.{part}" for t in ErrorType for part in ("name", "definition")} <= set(en)
+
+
+def test_the_registry_is_filled_once_when_many_threads_ask_at_once():
+    # A fresh interpreter, so that the methods' modules are really imported while the threads ask.
+    code = """
+import threading
+from ragfacts.methods.base import create_method
+start, errors = threading.Barrier(8), []
+def ask():
+    start.wait()
+    try:
+        create_method("faaf")
+        create_method("holistic")
+    except Exception as error:
+        errors.append(repr(error))
+threads = [threading.Thread(target=ask) for _ in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(errors or "ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "ok", done.stdout + done.stderr

@@ -7,7 +7,14 @@ import hashlib
 import pytest
 
 from ragfacts.models import ConfigurationError
-from ragfacts.models.embedded import EmbeddedModel, assemble, embedded_status, find_parts, is_verified
+from ragfacts.models.embedded import (
+    EmbeddedModel,
+    assemble,
+    embedded_status,
+    find_parts,
+    is_verified,
+    stderr_progress,
+)
 
 
 def _parts(tmp_path, chunks):
@@ -25,6 +32,15 @@ def test_assembles_parts_in_order_and_marks_them_verified(tmp_path):
     target = assemble(parts, tmp_path / "m" / "model.gguf", len(blob), hashlib.sha256(blob).hexdigest())
     assert target.read_bytes() == blob
     assert is_verified(target, len(blob), hashlib.sha256(blob).hexdigest())
+
+
+def test_assembly_says_what_it_does_with_the_size_on_stderr(tmp_path, capsys):
+    parts = _parts(tmp_path, [b"GGUF", b"-body-", b"end"])
+    blob = b"GGUF-body-end"
+    target = tmp_path / "m" / "model.gguf"
+    assemble(parts, target, len(blob), hashlib.sha256(blob).hexdigest(), stderr_progress(target))
+    line = capsys.readouterr().err
+    assert line == f"assembling the embedded model (0.00 GB, first use only) into {target} ... 100%\n"
 
 
 def test_refuses_a_file_whose_hash_differs_and_leaves_nothing(tmp_path):

@@ -2,7 +2,7 @@
 
 The server is started for real on 127.0.0.1 with the tiny SmolLM2-135M GGUF (useless as a judge, fine for the
 plumbing), and ragfacts talks to it over HTTP as it would to vLLM or any OpenAI-compatible server, with the
-options the README gives for it (`-M mode=tool -M schema_in_prompt=true`).
+options docs/guides/models.md gives for it (`-M mode=tool -M schema_in_prompt=true`).
 """
 
 from __future__ import annotations

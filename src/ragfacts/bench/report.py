@@ -124,7 +124,7 @@ def report_payload(runs: Sequence[RunData]) -> dict[str, Any]:
     return {
         "runs": [{"name": run.name, "methods": run.methods} for run in runs],
         "references": list(references),
-        "items": sorted(items.values(), key=lambda entry: str(entry["id"])),
+        "items": list(items.values()),  # input order: the first run's dataset order, then any other run's own
     }
 
 

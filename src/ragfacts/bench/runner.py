@@ -27,7 +27,6 @@ from ragfacts.bench.progress import NoProgress, RunProgress
 from ragfacts.bench.rundir import RESULTS_VERSION, ResultIndex, RunDir, RunError
 from ragfacts.bench.summary import MethodSummary, row_view, summarise_method
 from ragfacts.datasets.dataset import Dataset
-from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, Outcome
 from ragfacts.models import ChatModel, ConfigurationError, Failure, request_priority
@@ -125,17 +124,6 @@ async def run(
             report.dropped = _compact(run_dir, configs, current)
             _record_invocation(run_dir, manifest, report, invocation)
     return report
-
-
-def check_applicable(plan: RunPlan, *, strict: bool) -> None:
-    """Raise DatasetError for an item no method can judge, or (strict) one that any method cannot judge."""
-    for item in plan.dataset.items():
-        refused = [f"{m.spec}: {reason}" for m in plan.methods if (reason := m.accepts(item)) is not None]
-        if refused and (strict or len(refused) == len(plan.methods)):
-            raise DatasetError(
-                f"{plan.dataset.name}: item {item.id!r} cannot be judged ({'; '.join(refused)}). "
-                f"The file is read as: {plan.dataset.describe()}; name other columns with --map field=column"
-            )
 
 
 def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterator[tuple[Item, dict[str, Any]]]:

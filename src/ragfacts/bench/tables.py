@@ -148,6 +148,7 @@ def recall_tables(metrics: Sequence[RecallMetrics]) -> list[TableData]:
     """The FaaF-shaped tables: per method and answer type (Table 2), and cost per method (Table 3)."""
     if not metrics:
         return []
+    tables = []
     table = TableData(
         "Fact verification against human labels (FaaF Table 2)",
         ["method", "answer type", "N/A", "ER %", "F1m %", "judged True %", "mean recall %", "labelled facts"],
@@ -177,7 +178,9 @@ def recall_tables(metrics: Sequence[RecallMetrics]) -> list[TableData]:
         note="fact generation is shared by the methods and counted in the ledger, not here",
     )
     cost.rows = [[method, *map(str, values)] for method, values in totals.items()]
-    return [table, cost]
+    if any(m.labelled for m in metrics):  # Table 2 compares with human labels: without any, it would say nothing
+        tables.append(table)
+    return [*tables, cost]
 
 
 def to_rich(table: TableData) -> Table:

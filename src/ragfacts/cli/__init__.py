@@ -93,6 +93,9 @@ def main_options(
     cache_dir: Annotated[Path | None, typer.Option(help="where the response cache lives")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the response cache")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable results on stdout")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="no per-row verdict table: the summary, gates and errors only")
+    ] = False,
     model_option: Annotated[
         list[str] | None,
         typer.Option(
@@ -118,7 +121,7 @@ def main_options(
         use_cache=not no_cache,
         options={"max_retries": max_retries, "timeout_s": timeout, **extra},
     )
-    ctx.obj = AppState(settings, as_json)
+    ctx.obj = AppState(settings, as_json, quiet)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
 
 from ragfacts.console import err, ledger_table
+from ragfacts.methods.base import Kind, Method, MethodError, create_method
 from ragfacts.models import ConfigurationError, UsageLedger
 from ragfacts.models.embedded import quality_notice
 from ragfacts.runtime import Runtime, Settings
@@ -26,9 +27,10 @@ EXIT_INTERNAL = 4  # a bug in ragfacts: the message says how to see the tracebac
 class AppState:
     """Global options, shared by every command through the typer context."""
 
-    def __init__(self, settings: Settings, as_json: bool) -> None:
+    def __init__(self, settings: Settings, as_json: bool, quiet: bool = False) -> None:
         self.settings = settings
         self.as_json = as_json
+        self.quiet = quiet  # no per-row verdict table: the summary, gates, errors and the ledger
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -111,3 +113,14 @@ def show_ledger(ledger: UsageLedger) -> None:
             f"Requests waited {waited:.1f} s before being sent (rate limits -M rpm/tpm, Retry-After, retry backoff; "
             "summed over requests)"
         )
+
+
+def method_for(kind: Kind, name: str, options: dict[str, Any]) -> Method:
+    """The `kind` method called `name` with `options`; anything else exits 2 naming what is possible."""
+    try:
+        judge = create_method(name, **options)
+    except MethodError as error:
+        fail(str(error))
+    if judge.kind != kind:
+        fail(f"{name} is a {judge.kind} method; this command takes a {kind} method (`ragfacts methods`)")
+    return judge

@@ -12,12 +12,14 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
+from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.failures import FailureCensus, census
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
@@ -25,15 +27,14 @@ from ragfacts.bench.rundir import RunDir, RunError
 from ragfacts.bench.runner import (
     RunPlan,
     RunReport,
-    check_applicable,
     current_outcomes,
     prepare,
-    result_rows,
     run,
     summarise,
 )
 from ragfacts.bench.sampling import stratified_sample
-from ragfacts.bench.summary import MethodSummary, gate_failures, summarise_method
+from ragfacts.bench.summary import MethodSummary, gate_failures, row_view, summarise_method
+from ragfacts.bench.verdicts import verdict_rows
 from ragfacts.cli._common import (
     EXIT_GATE,
     EXIT_STOPPED,
@@ -44,73 +45,22 @@ from ragfacts.cli._common import (
     run_with_runtime,
     show_ledger,
 )
+from ragfacts.cli._escalation import Escalation, with_escalation
 from ragfacts.cli._method_flags import resolved_parameters, with_parameters
 from ragfacts.cli._render import show_result, summary_table
+from ragfacts.cli._verdicts import RowsShown, show_verdicts
 from ragfacts.console import err, print_json
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.layouts import GOLD_LABEL_COLUMNS
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
-from ragfacts.methods.base import Kind, Method, MethodError, create_method
+from ragfacts.methods.base import Method, Outcome
 from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.runtime import Runtime
 
 # Called after the summary, for a command's own tables (and files such as --csv-out); what it returns is
 # added to the --json document.
 AfterRun = Callable[[RunDir, RunPlan, ChatModel], dict[str, Any]]
-
-# The cascade's two options, declared once for the commands that judge precision.
-EscalateTo = Annotated[
-    str | None,
-    typer.Option(
-        "--escalate-to",
-        help="re-judge the answers left uncertain (--uncertain) with this model, e.g. openai:gpt-4o or "
-        "local:/models/qwen2.5-7b.gguf; its verdict decides, both are kept, its cost is its own ledger rows",
-        show_default=False,
-    ),
-]
-EscalateMethod = Annotated[
-    str, typer.Option("--escalate-method", help="the precision method the --escalate-to model runs, with options")
-]
-DEFAULT_ESCALATE_METHOD = "lface4rag:strategy=paper"
-
-
-@dataclass(frozen=True)
-class Escalation:
-    """Where uncertain answers go: a model spec and the method it runs."""
-
-    model: str
-    method: str = DEFAULT_ESCALATE_METHOD
-
-
-def escalation_for(judges: list[Method], model: str | None, method: str) -> Escalation | None:
-    """The cascade asked for, checked: the precision judge must have an abstain band to escalate from."""
-    if model is None:
-        if method != DEFAULT_ESCALATE_METHOD:
-            fail("--escalate-method is for --escalate-to MODEL")
-        return None
-    for judge in judges:
-        if judge.kind == "precision" and getattr(judge.options, "uncertain", None) is None:
-            fail(
-                f"--escalate-to re-judges the answers {judge.spec} leaves uncertain: give it a band with --uncertain "
-                "LOW,HIGH (or auto, the band chosen with the model's calibration)"
-            )
-    method_for("precision", method, {})  # a bad method spec exits 2 before anything runs
-    return Escalation(model, method)
-
-
-def with_escalation(methods: list[Method], runtime: Runtime, escalation: Escalation | None) -> list[Method]:
-    """The precision methods as cascades onto the second model, when one was asked for."""
-    if escalation is None:
-        return methods
-    from ragfacts.methods.cascade import Cascade
-
-    try:
-        second_model = runtime.second_model(escalation.model)
-    except ConfigurationError as error:
-        fail(f"--escalate-to {escalation.model}: {error}")
-    second = method_for("precision", escalation.method, {})
-    return [Cascade(m, second, second_model) if m.kind == "precision" else m for m in methods]
 
 
 @dataclass
@@ -132,6 +82,7 @@ class RunOptions:
     keep_failed: bool = False
     stop_after: int = 5
     max_failed: float = 0.05
+    verdicts: RowsShown = RowsShown.auto
     gates: Gates = field(default_factory=Gates)
 
 
@@ -151,6 +102,7 @@ class DatasetRun:
     ray: RayOptions | None = None  # judge on Ray workers; None: in this process
     dataset: Dataset | None = None  # already built (evaluate --endpoint: the service's answers); else read `data`
     escalation: Escalation | None = None  # a cascade: uncertain answers re-judged by a second model
+    output_chosen: bool = False  # the run directory was named for the user (no -o): say how to resume it
 
 
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
@@ -174,6 +126,14 @@ _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
         int,
         typer.Option(min=0, help="stop (exit 3) after N calls in a row could not reach the endpoint; 0 = never"),
     ),
+    "verdicts": (
+        RowsShown,
+        typer.Option(
+            "--verdicts",
+            help="the rows the verdict table lists at the end: auto (all up to 50, else the flagged and failed "
+            "ones), all, flagged or none",
+        ),
+    ),
     "max_failed": (
         float,
         typer.Option(
@@ -191,8 +151,10 @@ _GATE_PARAMETERS: dict[str, Any] = {
 }
 
 
-def with_run_options(*gates: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a command the dataset options and the named gates; it receives them as `run_options`."""
+def with_run_options(*gates: str, verdicts: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the dataset options and the named gates; it receives them as `run_options`. A command that
+    judges no answers (synth) takes no `--verdicts`."""
+    parameters = {name: value for name, value in _RUN_PARAMETERS.items() if verdicts or name != "verdicts"}
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         signature, kept = resolved_parameters(command, drop="run_options")
@@ -204,7 +166,7 @@ def with_run_options(*gates: str) -> Callable[[Callable[..., Any]], Callable[...
                 default=getattr(defaults, name),
                 annotation=Annotated[annotation, option],
             )
-            for name, (annotation, option) in _RUN_PARAMETERS.items()
+            for name, (annotation, option) in parameters.items()
         ] + [
             inspect.Parameter(
                 name,
@@ -217,7 +179,7 @@ def with_run_options(*gates: str) -> Callable[[Callable[..., Any]], Callable[...
 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            values = {name: kwargs.pop(name) for name in _RUN_PARAMETERS}
+            values = {name: kwargs.pop(name) for name in parameters}
             gate_values = Gates(**{name: kwargs.pop(name) for name in gates})
             return command(*args, run_options=RunOptions(**values, gates=gate_values), **kwargs)
 
@@ -275,19 +237,23 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     summaries = summarise(run_dir, plan, model)
     err.print(summary_table(summaries))
     extra = after(run_dir, plan, model) if after is not None else {}
+    outcomes = list(current_outcomes(run_dir, plan, model))  # read once: the rows, the JSON, the failure census
     if state.as_json:
-        print_json({**_json_document(run_dir, plan, model, summaries, report), **extra}, one_per_line="rows")
+        print_json({**_json_document(run_dir, plan, outcomes, summaries, report), **extra}, one_per_line="rows")
+    if not state.quiet:
+        show_verdicts(list(verdict_rows(outcomes, {m.spec: m.kind for m in plan.methods})), options.verdicts)
     # The counts are the summaries'; the results are read again only to name the reasons, when some failed.
     failed = FailureCensus(results=sum(s.judged for s in summaries), failed=sum(s.incomplete for s in summaries))
     if failed.failed:
-        lines = (line for _, by_method in current_outcomes(run_dir, plan, model) for line in by_method.values())
-        failed.reasons = census(lines).reasons
+        failed.reasons = census(line for _, by_method in outcomes for line in by_method.values()).reasons
     _show_failures(failed)
     gates = gate_failures(summaries, **vars(options.gates))
     for line in gates:
         err.print(f"[red]{escape(line)}[/red]")
     show_ledger(runtime.ledger)
     err.print(f"results: {escape(str(run_dir.results))}")
+    if job.output_chosen:
+        err.print(f"rerun with -o {escape(str(job.output))} to resume or add to this run", style="dim")
     if job.report is not None:
         from ragfacts.cli.report import write_report
 
@@ -337,17 +303,6 @@ def open_dataset(job: DatasetRun) -> Dataset:
     return dataset
 
 
-def method_for(kind: Kind, name: str, options: dict[str, Any]) -> Method:
-    """The `kind` method called `name` with `options`; anything else exits 2 naming what is possible."""
-    try:
-        judge = create_method(name, **options)
-    except MethodError as error:
-        fail(str(error))
-    if judge.kind != kind:
-        fail(f"{name} is a {judge.kind} method; this command takes a {kind} method (`ragfacts methods`)")
-    return judge
-
-
 def judge_one(state: AppState, judge: Method, item: Item, gates: Gates, escalation: Escalation | None = None) -> None:
     """Judge one answer, show the result (JSON on stdout with --json), then the ledger; exit 1 if a gate fails."""
 
@@ -367,6 +322,12 @@ def judge_one(state: AppState, judge: Method, item: Item, gates: Gates, escalati
         err.print(f"[red]{escape(line)}[/red]")
     if failed:
         raise typer.Exit(EXIT_GATE)
+
+
+def default_output(data: Path, now: datetime | None = None) -> Path:
+    """Where a run goes without -o: ./runs/DATASET-YYYYmmdd-HHMMSS (a new directory each time)."""
+    stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{data.stem or 'data'}-{stamp}"
 
 
 def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
@@ -398,12 +359,18 @@ def _show_report(report: RunReport) -> None:
 
 
 def _json_document(
-    run_dir: RunDir, plan: RunPlan, model: ChatModel, summaries: list[MethodSummary], report: RunReport
+    run_dir: RunDir,
+    plan: RunPlan,
+    outcomes: list[tuple[Item, dict[str, Any]]],
+    summaries: list[MethodSummary],
+    report: RunReport,
 ) -> dict[str, Any]:
-    rows = [
-        {**row, "results": {method: line["result"] for method, line in lines.items()}}
-        for row, lines in result_rows(run_dir, plan, model)
-    ]
+    kinds = {m.spec: m.kind for m in plan.methods}
+    rows = []
+    for item, lines in outcomes:
+        by_method = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
+        row = row_view(item.model_dump(), by_method, kinds)
+        rows.append({**row, "results": {method: line["result"] for method, line in lines.items()}})
     return {
         "run": str(run_dir.target),
         "results_file": str(run_dir.results),

@@ -23,9 +23,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.answers import AnswerStore
+from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.collect import Collection, Questions, collect, read_questions
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, check_applicable
+from ragfacts.bench.runner import RunPlan
 from ragfacts.cli._common import EXIT_STOPPED, AppState, fail, read_text_argument
 from ragfacts.cli._dataset import DatasetRun, parse_mapping, run_dataset
 from ragfacts.cli._method_flags import resolved_parameters, with_parameters

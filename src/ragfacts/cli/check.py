@@ -11,25 +11,27 @@ from ragfacts.bench.official_csv import write_official_csv
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.cli import app
-from ragfacts.cli._common import AppState, fail, read_text_argument
+from ragfacts.cli._common import AppState, fail, method_for, read_text_argument
 from ragfacts.cli._dataset import (
-    DEFAULT_ESCALATE_METHOD,
     DatasetRun,
-    EscalateMethod,
-    EscalateTo,
     RunOptions,
-    escalation_for,
+    default_output,
     judge_one,
-    method_for,
     run_dataset,
     with_run_options,
 )
+from ragfacts.cli._escalation import (
+    DEFAULT_ESCALATE_METHOD,
+    EscalateMethod,
+    EscalateTo,
+    escalation_for,
+)
 from ragfacts.cli._method_flags import with_method_flags
-from ragfacts.cli._render import show_legend
 from ragfacts.console import err
 from ragfacts.items import Item
 from ragfacts.methods.lface4rag import CheckResult
 from ragfacts.models import ChatModel
+from ragfacts.typology import parse_error_type
 
 
 @app.command()
@@ -50,7 +52,11 @@ def check(
     question: Annotated[str | None, typer.Option("--question", "-q", help="the question, or @file")] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="with DATA: a run directory, or a .jsonl file; rerun to resume"),
+        typer.Option(
+            "--output",
+            "-o",
+            help="with DATA: a run directory or a .jsonl file, rerun to resume (default: runs/DATA-TIME)",
+        ),
     ] = None,
     csv_out: Annotated[
         Path | None, typer.Option("--csv-out", help="also write the official Face4RAG output CSV, one row per segment")
@@ -74,9 +80,9 @@ def check(
         run_options.gates.min_consistent = 1.0
     if data is None:
         if output is not None or csv_out is not None or run_options.limit is not None:
-            fail("-o, --csv-out and --limit are for a dataset file: ragfacts check DATA -o RUN_DIR")
+            fail("-o, --csv-out and --limit are for a dataset file: ragfacts check DATA [-o RUN_DIR]")
         if reference is None or answer is None:
-            fail("give --reference and --answer (text or @file), or a dataset file: ragfacts check DATA -o RUN_DIR")
+            fail("give --reference and --answer (text or @file), or a dataset file: ragfacts check DATA")
         item = Item(
             question=read_text_argument(question, "--question"),
             reference=read_text_argument(reference, "--reference") or "",
@@ -86,10 +92,16 @@ def check(
         return
     if reference is not None or answer is not None or question is not None:
         fail("--reference, --answer and --question are for one pair; a dataset file brings its own columns")
-    if output is None:
-        fail("a dataset needs -o RUN_DIR (or OUT.jsonl): results are written there, and a rerun resumes from it")
     outputs = (csv_out,) if csv_out else ()
-    job = DatasetRun(data, output, [judge], run_options, other_outputs=outputs, escalation=escalation)
+    job = DatasetRun(
+        data,
+        output or default_output(data),
+        [judge],
+        run_options,
+        other_outputs=outputs,
+        escalation=escalation,
+        output_chosen=output is None,
+    )
     run_dataset(state, job, after=lambda run_dir, plan, model: _after(run_dir, plan, model, csv_out))
 
 
@@ -104,9 +116,14 @@ def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel, csv_out: Path | Non
             if csv_out is not None:
                 results.append(CheckResult.model_validate(line["result"]))
     if counts:
-        err.print("error types found: " + ", ".join(f"{code} {n}" for code, n in sorted(counts.items())))
-        show_legend(counts)
+        err.print("error types found: " + ", ".join(f"{n} × {_named(code)}" for code, n in sorted(counts.items())))
     if csv_out is not None:
         write_official_csv(results, csv_out)
         err.print(f"official Face4RAG CSV: {csv_out}")
     return {"error_types": dict(sorted(counts.items()))}
+
+
+def _named(code: str) -> str:
+    """An error-type code with its name, e.g. "KConf. conflation"."""
+    known = parse_error_type(code)
+    return f"{code} {known.info.name_en}" if known is not None else code

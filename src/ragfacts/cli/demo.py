@@ -7,7 +7,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail, run_with_runtime
@@ -17,7 +16,9 @@ from ragfacts.datasets.demo import DemoExample, load_demo_examples
 from ragfacts.items import Item
 from ragfacts.methods.base import create_method
 from ragfacts.methods.facts import generate_facts
-from ragfacts.methods.lface4rag import AnswerLabel
+from ragfacts.methods.lface4rag import AnswerLabel, CheckResult
+from ragfacts.methods.recall import RecallResult
+from ragfacts.methods.view import ResultView
 from ragfacts.runtime import Runtime
 
 
@@ -72,8 +73,7 @@ def demo(
         return rows
 
     def report(rows: list[dict[str, Any]]) -> None:
-        err.print(_report(rows))
-        show_legend(code for row in rows for code in row["precision"]["error_types"])
+        _report(examples, rows)
         if state.as_json:
             print_json(rows)
 
@@ -86,39 +86,72 @@ def _row(example: DemoExample, kind: str, checked: Any, recalled: Any, facts: An
         "lang": example.lang,
         "answer_kind": kind,
         "planted_errors": example.flawed_errors if kind == "flawed" else [],
+        "answer": example.answers[kind],
         "precision": checked.model_dump(mode="json"),
         "recall": recalled.model_dump(mode="json"),
         "fact_generation_failed": not facts.ok,
     }
 
 
-def _report(rows: list[dict[str, Any]]) -> Table:
-    table = Table(title="ragfacts demo", title_justify="left", show_lines=True)
-    for column in ("example", "answer", "planted", "precision", "failing segments (error type)", "recall"):
-        table.add_column(column)
-    for row in rows:
-        precision = row["precision"]
-        label = precision["label"]
-        style = {AnswerLabel.CONSISTENT.value: "green", AnswerLabel.INCONSISTENT.value: "red"}.get(label, "yellow")
-        failing = [
-            f"{escape(s['text'][:60])} ({', '.join(s['error_types']) or '?'})"
-            for s in precision["segments"]
-            if s["label"] == AnswerLabel.INCONSISTENT.value
-        ]
-        verification = row["recall"]["verification"]
-        recall_text = (
-            f"{verification['n_true']}/{verification['n_facts']} facts"
-            + (f", {verification['n_failed']} failed" if verification["n_failed"] else "")
-            if verification["n_facts"]
-            else "no facts (generation failed)"
-        )
-        table.add_row(
-            row["example"],
-            row["answer_kind"],
-            ", ".join(row["planted_errors"]) or "-",
-            f"[{style}]{label}[/{style}]"
-            + (f" ({precision['failure_count']} failed calls)" if precision["failure_count"] else ""),
-            "\n".join(failing) or "-",
-            recall_text,
-        )
-    return table
+def _report(examples: list[DemoExample], rows: list[dict[str, Any]]) -> None:
+    """Each example in full (question, reference, both answers), the verdicts beside the planted errors, the
+    flagged segments whole, what recall missed; then "caught N of M" and a legend for every code printed."""
+    err.print("[bold]ragfacts demo[/bold]: a faithful and a flawed answer per example, each against its reference")
+    codes: list[str] = []
+    for example in examples:
+        err.print(f"\n[bold]── {escape(example.id)} ({example.lang}) ──[/bold]")
+        err.print(f"[bold]question:[/bold] {escape(example.question)}")
+        err.print(f"[bold]reference:[/bold] {escape(example.reference)}")
+        for row in rows:
+            if row["example"] != example.id:
+                continue
+            precision = CheckResult.model_validate(row["precision"]).view()
+            recall = RecallResult.model_validate(row["recall"]).view()
+            planted = row["planted_errors"]
+            codes += planted + precision.error_types
+            what = f"{row['answer_kind']} answer" + (f" (planted: {', '.join(planted)})" if planted else "")
+            err.print(f"[bold]{escape(what)}:[/bold] {escape(row['answer'])}")
+            err.print(f"  verdict: {_verdict_text(precision, planted)}")
+            for unit in precision.flagged:
+                found = f" [{', '.join(unit.error_types)}]" if unit.error_types else ""
+                err.print(f"  flagged{escape(found)}: {escape(unit.text)}")
+            for failure in precision.failures:
+                err.print(f"  [yellow]failed[/yellow] {escape(failure)}")
+            err.print(f"  recall: {escape(_recall_text(recall))}")
+    flawed = [r for r in rows if r["planted_errors"]]
+    faithful = [r for r in rows if not r["planted_errors"]]
+    caught = sum(r["precision"]["label"] == AnswerLabel.INCONSISTENT.value for r in flawed)
+    uncertain = sum(r["precision"]["label"] == AnswerLabel.UNCERTAIN.value for r in flawed)
+    passed = sum(r["precision"]["label"] == AnswerLabel.CONSISTENT.value for r in faithful)
+    err.print()
+    style = "green" if caught == len(flawed) else "red"
+    apart = f" ({uncertain} left uncertain)" if uncertain else ""
+    err.print(
+        f"[{style}]caught {caught} of {len(flawed)} flawed answers{apart}[/{style}]; "
+        f"{passed} of {len(faithful)} faithful answers judged consistent"
+    )
+    show_legend(codes)
+
+
+def _verdict_text(view: ResultView, planted: list[str]) -> str:
+    label = view.label or "-"
+    style = {AnswerLabel.CONSISTENT.value: "green", AnswerLabel.INCONSISTENT.value: "red"}.get(label, "yellow")
+    text = f"[{style}]{label}[/{style}]"
+    if planted:
+        text += " — caught" if label == AnswerLabel.INCONSISTENT.value else " — [red]missed[/red]"
+    if view.probability is not None:
+        text += f"  P(faithful) = {view.probability:.2f}"
+    elif view.score is not None:
+        text += f"  faithfulness {view.score:.2f}"
+    if view.error_types:
+        text += f"  found: {', '.join(view.error_types)}"
+    return text
+
+
+def _recall_text(view: ResultView) -> str:
+    if not view.units:
+        return view.reason or "no facts"
+    present = sum(unit.verdict == "supported" for unit in view.units)
+    missing = [unit.text for unit in view.flagged]
+    text = f"{present}/{len(view.units)} facts"
+    return text + (f"; missing: {'; '.join(missing)}" if missing else "")

@@ -12,16 +12,19 @@ from ragfacts.bench.ray_engine import RayOptions
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail
 from ragfacts.cli._dataset import (
-    DEFAULT_ESCALATE_METHOD,
     DatasetRun,
-    EscalateMethod,
-    EscalateTo,
     RunOptions,
-    escalation_for,
+    default_output,
     run_dataset,
     with_run_options,
 )
 from ragfacts.cli._endpoint import run_with_endpoint, with_endpoint_options
+from ragfacts.cli._escalation import (
+    DEFAULT_ESCALATE_METHOD,
+    EscalateMethod,
+    EscalateTo,
+    escalation_for,
+)
 from ragfacts.endpoints import EndpointOptions
 from ragfacts.methods.base import (
     Kind,
@@ -57,7 +60,12 @@ def evaluate(
             show_default=False,
         ),
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="the run directory (or OUT.jsonl); rerun to resume")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="the run directory (or OUT.jsonl); rerun to resume (default: runs/DATA-TIME)"
+        ),
+    ] = None,
     precision: Annotated[
         str, typer.Option(help="precision method with options, e.g. lface4rag:strategy=paper; none to skip")
     ] = "lface4rag",
@@ -114,13 +122,14 @@ def evaluate(
     ray = _ray_options(engine, ray_address, ray_workers)
     job = DatasetRun(
         data,
-        output,
+        output or default_output(data),
         methods,
         run_options,
         every_method_on_every_item=False,
         report=report,
         ray=ray,
         escalation=escalation,
+        output_chosen=output is None,
     )
     if endpoint is not None:
         run_with_endpoint(state, job, endpoint)

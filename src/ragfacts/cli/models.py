@@ -106,7 +106,7 @@ def local_loading(settings: Settings) -> dict[str, object]:
     elif local.n_gpu_layers:
         offload = f"n_gpu_layers={local.n_gpu_layers} is refused: this build has no GPU support; {GPU_BUILD_HINT}"
     else:
-        offload = "CPU only (this build has no GPU support; see the README for a CUDA or Metal build)"
+        offload = "CPU only (this build has no GPU support; see docs/guides/models.md for a CUDA or Metal build)"
     return {
         "gpu_offload": gpu,
         "n_gpu_layers": local.n_gpu_layers,

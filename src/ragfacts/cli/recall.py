@@ -13,8 +13,15 @@ from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan
 from ragfacts.bench.scoring import score_run
 from ragfacts.cli import app
-from ragfacts.cli._common import EXIT_GATE, AppState, fail, read_text_argument, run_with_runtime
-from ragfacts.cli._dataset import DatasetRun, RunOptions, judge_one, method_for, run_dataset, with_run_options
+from ragfacts.cli._common import EXIT_GATE, AppState, fail, method_for, read_text_argument, run_with_runtime
+from ragfacts.cli._dataset import (
+    DatasetRun,
+    RunOptions,
+    default_output,
+    judge_one,
+    run_dataset,
+    with_run_options,
+)
 from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.cli._render import recall_metrics_table
 from ragfacts.console import err, print_json
@@ -59,7 +66,12 @@ def recall_command(
         ),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="with DATA: a run directory, or a .jsonl file; resumable")
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="with DATA: a run directory or a .jsonl file, resumable (default: runs/DATA-TIME)",
+        ),
     ] = None,
     answer: Annotated[str | None, typer.Option("--answer", "-a", help="the answer to check (text or @FILE)")] = None,
     facts_text: Annotated[
@@ -74,20 +86,19 @@ def recall_command(
     method_options: dict[str, Any],
     run_options: RunOptions,
 ) -> None:
-    """Check which facts an answer recalls; or, with DATA -o RUN_DIR, every row of a dataset."""
+    """Check which facts an answer recalls; or, with DATA, every row of a dataset."""
     state: AppState = ctx.obj
     judge = method_for("recall", method, method_options)
     if data is not None:
         if any(v is not None for v in (answer, facts_text, ground_truth, question)):
-            fail("give either DATA -o RUN_DIR or --answer with --facts/--ground-truth, not both")
-        if output is None:
-            fail("a dataset needs -o RUN_DIR (or OUT.jsonl): results are written there, and a rerun resumes from it")
-        run_dataset(state, DatasetRun(data, output, [judge], run_options), after=_after)
+            fail("give either DATA or --answer with --facts/--ground-truth, not both")
+        job = DatasetRun(data, output or default_output(data), [judge], run_options, output_chosen=output is None)
+        run_dataset(state, job, after=_after)
         return
     if output is not None or run_options.limit is not None:
-        fail("-o and --limit are for a dataset file: ragfacts recall DATA -o RUN_DIR")
+        fail("-o and --limit are for a dataset file: ragfacts recall DATA [-o RUN_DIR]")
     if answer is None or (facts_text is None) == (ground_truth is None):
-        fail("give --answer and exactly one of --facts or --ground-truth (or DATA -o RUN_DIR)")
+        fail("give --answer and exactly one of --facts or --ground-truth (or DATA)")
     given: list[str] | None = None
     if facts_text is not None:
         try:

@@ -30,7 +30,7 @@ _OPTION = SynthOptions.model_fields
 
 
 @app.command()
-@with_run_options()
+@with_run_options(verdicts=False)
 def synth(
     ctx: typer.Context,
     rows: Annotated[

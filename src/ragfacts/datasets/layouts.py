@@ -10,6 +10,8 @@ so a file is never silently read the wrong way round:
 | face4rag | question, ref, answer, id | the official L-Face4RAG input CSV |
 | ragas-v0.2 | user_input or retrieved_contexts | RAGAS's `reference` is the GROUND TRUTH, not the context |
 | ragas-v0.1 | question, answer, contexts | `ground_truth(s)` is the ground truth |
+| deepeval | actual_output | input, actual_output, retrieval_context (else context), expected_output |
+| llamaindex | query, reference_contexts or reference_answer | LlamaIndex's labelled RAG dataset (with a `response`) |
 | generic | anything else | answer; reference (or ref, context, contexts); question; ground_truth; facts; id; label |
 
 `mapping` (`--map field=column,...`) overrides the layout for the fields it names. A list of contexts
@@ -137,8 +139,57 @@ LAYOUTS = (
         lambda cols: {"question", "answer", "contexts"} <= cols,
         {**_GENERIC, "reference": ("contexts",), "ground_truth": ("ground_truth", "ground_truths")},
     ),
+    Layout(
+        "deepeval",
+        "DeepEval test cases (input, actual_output, retrieval_context, expected_output)",
+        lambda cols: bool({"actual_output", "actualoutput"} & cols),
+        {
+            **_GENERIC,
+            "question": ("input",),
+            "answer": ("actual_output", "actualoutput"),
+            "reference": ("retrieval_context", "retrievalcontext", "context"),
+            "ground_truth": ("expected_output", "expectedoutput"),
+        },
+        note="the retrieval_context is the reference; the expected_output is the ground truth",
+    ),
+    Layout(
+        "llamaindex",
+        "LlamaIndex labelled RAG dataset (query, reference_contexts, reference_answer, response)",
+        lambda cols: "query" in cols and bool({"reference_contexts", "reference_answer"} & cols),
+        {
+            **_GENERIC,
+            "question": ("query",),
+            "answer": ("response", "answer"),
+            "reference": ("contexts", "reference_contexts"),
+            "ground_truth": ("reference_answer",),
+        },
+        note="the retrieved `contexts` are the reference where given, else the reference_contexts",
+    ),
     Layout("generic", "generic rows", lambda cols: True, _GENERIC),
 )
+
+# What a column's name suggests it holds, to propose the --map line that would read a file (lower-case parts).
+_NAME_HINTS: dict[str, tuple[str, ...]] = {
+    "answer": ("answer", "output", "response", "generat", "prediction", "completion", "reply"),
+    "reference": ("context", "retriev", "passage", "doc", "source", "evidence", "knowledge", "chunk"),
+    "ground_truth": ("expected", "gold", "truth", "reference", "target", "ideal"),
+    "question": ("question", "query", "input", "prompt", "instruction"),
+}
+FIELD_NEEDS = {"answer": "answer", "reference": "reference (precision)", "ground_truth": "ground_truth (recall)"}
+
+
+def map_hint(plan: ColumnPlan | None, columns: list[str], missing: list[str]) -> str:
+    """The --map line that would read the `missing` fields from the columns not read yet, guessed from their
+    names; a placeholder where no column's name suggests the field."""
+    used = set(plan.sources.values()) if plan is not None else set()
+    free = [column for column in columns if column not in used]
+    pairs = []
+    for name in missing:
+        guess = next((c for c in free if any(part in c.lower() for part in _NAME_HINTS.get(name, ()))), None)
+        if guess is not None:
+            free.remove(guess)
+        pairs.append(f"{name}={guess or 'COLUMN'}")
+    return f"--map {','.join(pairs)}"
 
 
 @dataclass(frozen=True)
@@ -176,12 +227,17 @@ def plan_columns(columns: list[str], mapping: dict[str, str] | None, where: str)
             )
         sources = {k: v for k, v in sources.items() if v != by_lower[column.strip().lower()]}
         sources[name] = by_lower[column.strip().lower()]
+    plan = ColumnPlan(layout, dict(sorted(sources.items(), key=lambda kv: FIELDS.index(kv[0]))))
     if "answer" not in sources and not layout.per_answer:
+        missing = ["answer", *(f for f in ("reference", "ground_truth") if f not in sources)]
+        if "facts" in sources:
+            missing = [f for f in missing if f != "ground_truth"]
+        looked = "; ".join(f"{FIELD_NEEDS[f]}: {', '.join(layout.columns[f])}" for f in missing)
         raise DatasetError(
-            f"{where}: no answer column (looked for {', '.join(_GENERIC['answer'])}); columns: {', '.join(columns)}. "
-            "Name it with --map answer=COLUMN"
+            f"{where}: no column found for {', '.join(FIELD_NEEDS[f] for f in missing)} (looked for {looked}); "
+            f"columns: {', '.join(columns)}. Read them with: {map_hint(plan, columns, missing)}"
         )
-    return ColumnPlan(layout, dict(sorted(sources.items(), key=lambda kv: FIELDS.index(kv[0]))))
+    return plan
 
 
 def row_fields(plan: ColumnPlan, row: dict[str, Any], where: str) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import importlib
 import importlib.metadata
 import pkgutil
 import re
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
@@ -152,6 +153,8 @@ class PrecisionMethod(Method):
 M = TypeVar("M", bound=type[Method])
 _REGISTRY: dict[str, type[Method]] = {}
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
 
 
 def method(name: str):
@@ -254,14 +257,22 @@ def _schema_texts() -> str:
 
 
 def _load_methods() -> None:
-    """Import the modules of this package (registering the built-in methods) and the plugins' entry points."""
-    global _loaded
+    """Import the modules of this package (registering the built-in methods) and the plugins' entry points, once,
+    whatever the number of threads asking: a thread that finds the registry being filled waits until it is full."""
+    global _loaded, _loading
     if _loaded:
         return
-    _loaded = True
-    package = importlib.import_module("ragfacts.methods")
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.name.startswith("_") and module.name != "base":
-            importlib.import_module(f"ragfacts.methods.{module.name}")
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry_point.load()
+    with _load_lock:  # reentrant: a module being imported that asks the registry returns at once
+        if _loaded or _loading:
+            return
+        _loading = True
+        try:
+            package = importlib.import_module("ragfacts.methods")
+            for module in pkgutil.iter_modules(package.__path__):
+                if not module.name.startswith("_") and module.name != "base":
+                    importlib.import_module(f"ragfacts.methods.{module.name}")
+            for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                entry_point.load()
+            _loaded = True
+        finally:
+            _loading = False

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, MethodResult, Outcome
+from ragfacts.methods.view import ResultView, outcome_view, precision_view
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
 
@@ -40,6 +41,15 @@ class CascadeResult(BaseModel):
     @property
     def escalated(self) -> bool:
         return self.second_outcome is not None
+
+    def view(self) -> ResultView:
+        """The deciding judge's view, saying which judge decided."""
+        if self.second is None:
+            view = precision_view(self.first) or outcome_view(self.first_outcome)
+            return view.model_copy(update={"decided_by": "first judge"})
+        assert self.second_outcome is not None
+        view = precision_view(self.second) or outcome_view(self.second_outcome)
+        return view.model_copy(update={"decided_by": f"escalated to {self.second_model}"})
 
     def outcome(self) -> Outcome:
         first, second = self.first_outcome, self.second_outcome

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from ragfacts.methods.base import Outcome
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord
+from ragfacts.methods.view import ResultView, UnitView, label_verdict
 from ragfacts.usage import Usage
 
 ClaimVerdict = Literal["supported", "unsupported", "contradicted"]
@@ -56,6 +57,24 @@ class ClaimsCheck(BaseModel):
             return None
         counted = sum(c.verdict == "supported" or (upper and c.verdict is None) for c in self.claims)
         return counted / len(self.claims)
+
+    def view(self) -> ResultView:
+        """The label, the method's score, and each claim with its verdict and reason."""
+        return ResultView(
+            kind="precision",
+            label=self.label.value,
+            score=self.score,
+            reason=self.reason,
+            units=[
+                UnitView(
+                    text=claim.text,
+                    verdict=label_verdict("unsupported" if claim.verdict == "contradicted" else claim.verdict),
+                    explanation=claim.reason,
+                )
+                for claim in self.claims
+            ],
+            failures=[f"{c.stage}: {c.failure.kind.value}: {c.failure.message}" for c in self.calls if c.failure],
+        )
 
     def outcome(self) -> Outcome:
         return Outcome(

@@ -16,6 +16,7 @@ from ragfacts.methods.base import Outcome, PrecisionMethod, method
 from ragfacts.methods.precision.costs import holistic as holistic_cost
 from ragfacts.methods.precision.results import AnswerLabel, HolisticResult
 from ragfacts.methods.precision.strategies import judge_whole_answer
+from ragfacts.methods.view import ResultView, UnitView
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
 
@@ -45,6 +46,19 @@ class HolisticCheck(BaseModel):
     @property
     def faithfulness(self) -> float | None:
         return {AnswerLabel.CONSISTENT: 1.0, AnswerLabel.INCONSISTENT: 0.0}.get(self.label)
+
+    def view(self) -> ResultView:
+        """The label, and the problems the model named as the answer's unsupported units."""
+        call = self.judgement.call
+        return ResultView(
+            kind="precision",
+            label=self.label.value,
+            score=self.faithfulness,
+            probability=self.judgement.probability,
+            reason="; ".join(self.judgement.problems) or self.judgement.explanation or None,
+            units=[UnitView(text=problem, verdict="unsupported") for problem in self.judgement.problems],
+            failures=[f"{call.stage}: {call.failure.kind.value}: {call.failure.message}"] if call.failure else [],
+        )
 
     def outcome(self) -> Outcome:
         failed = self.judgement.failed

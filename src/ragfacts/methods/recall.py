@@ -19,6 +19,7 @@ from ragfacts.methods.base import Method, Outcome, create_method
 from ragfacts.methods.facts import FactList, GeneratedFacts, generate_facts
 from ragfacts.methods.prompting import estimate
 from ragfacts.methods.verdicts import Verification
+from ragfacts.methods.view import ResultView, UnitView, fact_verdict
 from ragfacts.models import ChatModel
 from ragfacts.text import approx_tokens, detect_lang
 from ragfacts.usage import Usage
@@ -52,6 +53,26 @@ class RecallResult(BaseModel):
     def ok(self) -> bool:
         generated_ok = self.fact_generation is None or self.fact_generation.ok
         return generated_ok and self.verification.ok
+
+    def view(self) -> ResultView:
+        """The recall, and each fact with its verdict (present, absent or unscored) and the model's citation."""
+        units = [
+            UnitView(
+                text=v.fact,
+                verdict=fact_verdict(v.verdict),
+                probability=v.probability,
+                explanation=v.citation or v.failure or (v.unscored or ""),
+            )
+            for v in self.verification.verdicts
+        ]
+        failures = [f"{f.kind.value}: {f.message}" for f in self.verification.failures]
+        reason = None
+        if self.fact_generation is not None and not self.fact_generation.ok:
+            reason = "fact generation failed"
+            failures.insert(0, reason)
+        elif not units:
+            reason = "no facts"
+        return ResultView(kind="recall", score=self.recall, reason=reason, units=units, failures=failures)
 
     def outcome(self) -> Outcome:
         """The common view: recall and its upper bound; a failed fact generation leaves it undecided."""

@@ -49,10 +49,18 @@ class ResponseCache:
         self._migrate()
 
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        for index, statement in enumerate(_MIGRATIONS[version:], start=version + 1):
-            self._db.execute(statement)
-            self._db.execute(f"PRAGMA user_version = {index}")
+        """Bring the schema up to date in one write transaction: two processes or threads opening a new cache at once
+        migrate it once (the second waits, then finds it current), never "table responses already exists"."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            for index, statement in enumerate(_MIGRATIONS[version:], start=version + 1):
+                self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {index}")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT record FROM responses WHERE key = ?", (key,)).fetchone()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +43,8 @@ DEFAULT_MODEL = EmbeddedModel(
 INSTALL_HINT = "pip install 'ragfacts[local]'"
 
 # What the embedded model measured as a judge with the default strategy (trained_head, its shipped head), on the
-# test split of the quality corpus (benchmarks/data/quality/test.jsonl; benchmarks/train_head.py; README "How
-# accurate is it?"), bootstrap 95% intervals.
+# test split of the quality corpus (benchmarks/data/quality/test.jsonl; benchmarks/train_head.py; the docs' results
+# pages), bootstrap 95% intervals.
 MEASURED_QUALITY = "balanced accuracy 0.70 [0.65, 0.76] in English and 0.88 [0.82, 0.94] in Chinese"
 
 
@@ -77,9 +79,33 @@ def find_parts(model: EmbeddedModel = DEFAULT_MODEL) -> list[Path]:
     return paths
 
 
-def assemble(parts: list[Path], target: Path, size: int, sha256: str) -> Path:
+Progress = Callable[[int, int], None]  # (bytes written, bytes in all)
+
+
+def stderr_progress(target: Path) -> Progress:
+    """A progress line on stderr while the model is assembled: its size and share done (one line when piped)."""
+    tty = sys.stderr.isatty()
+    shown = [-1]
+
+    def report(done: int, total: int) -> None:
+        share = int(100 * done / total) if total else 100
+        if done == 0:
+            sys.stderr.write(f"assembling the embedded model ({total / 1e9:.2f} GB, first use only) into {target}")
+        elif tty and share // 5 != shown[0] // 5:
+            sys.stderr.write(f"\rassembling the embedded model ({total / 1e9:.2f} GB, first use only): {share}%")
+        if done >= total:
+            sys.stderr.write(" ... 100%\n" if not tty else "\n")
+        shown[0] = share
+        sys.stderr.flush()
+
+    return report
+
+
+def assemble(parts: list[Path], target: Path, size: int, sha256: str, progress: Progress | None = None) -> Path:
     """Concatenate `parts` into `target`, verifying size and SHA-256; nothing is left on failure."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    if progress is not None:
+        progress(0, size)
     partial = target.with_name(target.name + ".partial")
     digest = hashlib.sha256()
     written = 0
@@ -91,6 +117,8 @@ def assemble(parts: list[Path], target: Path, size: int, sha256: str) -> Path:
                         digest.update(chunk)
                         out.write(chunk)
                         written += len(chunk)
+                        if progress is not None:
+                            progress(min(written, size), size)
         if written != size or digest.hexdigest() != sha256:
             raise ConfigurationError(
                 f"the assembled model is not the expected file (size {written}, SHA-256 {digest.hexdigest()}; "
@@ -119,12 +147,16 @@ def is_verified(target: Path, size: int, sha256: str) -> bool:
     )
 
 
-def ensure_default_model(models_dir: Path, model: EmbeddedModel = DEFAULT_MODEL) -> Path:
-    """Return the path of the verified default GGUF, assembling it on first use (~1 GB copy)."""
+def ensure_default_model(
+    models_dir: Path, model: EmbeddedModel = DEFAULT_MODEL, progress: Progress | None = None
+) -> Path:
+    """Return the path of the verified default GGUF, assembling it on first use (~1 GB copy), saying so on stderr
+    unless another `progress` is given."""
     target = models_dir / model.file_name
     if is_verified(target, model.size, model.sha256):
         return target
-    return assemble(find_parts(model), target, model.size, model.sha256)
+    parts = find_parts(model)
+    return assemble(parts, target, model.size, model.sha256, progress or stderr_progress(target))
 
 
 def embedded_status(models_dir: Path, model: EmbeddedModel = DEFAULT_MODEL) -> str:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, check_applicable, prepare, result_rows, run, summarise
+from ragfacts.bench.runner import RunPlan, prepare, result_rows, run, summarise
 from ragfacts.bench.summary import Estimate, MethodSummary, gate_failures
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
@@ -93,7 +94,7 @@ async def evaluate_rows(
             stop_after_failures=0,
             in_flight=in_flight,
         )
-        check_applicable(plan, strict=False)
+        check_applicable(plan, strict=False, every_judge=False)  # a request's judges may each judge some rows
     except ValueError as error:  # DatasetError
         raise RequestError(str(error).removeprefix("rows: ")) from error
     with tempfile.TemporaryDirectory(prefix="ragfacts-serve-") as scratch:

@@ -15,12 +15,19 @@
   function score(value) { return value === null || value === undefined ? "" : " " + Number(value).toFixed(2); }
   function methodName(entry) { return (multi ? data.runs[entry[0]].name + " · " : "") + entry[1]; }
 
+  function recallClass(value) {
+    // a recall chip: green when every fact is there, red when none is, amber in between
+    if (value === null || value === undefined) return "";
+    return value >= 1 ? "consistent" : (value <= 0 ? "inconsistent" : "partial");
+  }
+
   function chip(entry) {
     var view = entry[2];
     var label = view.label || (view.score === null || view.score === undefined ? "unscored" : "recall");
     var shown = view.probability === null || view.probability === undefined ? score(view.score)
       : " P(faithful) " + Number(view.probability).toFixed(2) + (view.calibrated ? "" : " (uncalibrated)");
-    var node = el("span", "chip " + (view.label || (view.complete ? "" : "unscored")), methodName(entry) + ": " + label + shown);
+    var colour = view.label || (view.complete ? recallClass(view.score) : "unscored");
+    var node = el("span", "chip " + colour, methodName(entry) + ": " + label + shown);
     if (view.failures) node.title = view.failures + " failed call(s)";
     return node;
   }

@@ -6,7 +6,7 @@ segment, numbered as given; its schema fixes the count, so a reply that skips or
 Each segment's stage results are built exactly as in the per-segment stages (quotes verified, the fact verdict
 derived from the points), and point to the shared call, whose cost is counted once (`CheckResult.batches`).
 
-An option until the quality corpus shows it as accurate as the per-segment stages (see the README).
+An option until the quality corpus shows it as accurate as the per-segment stages (see docs/performance.md).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, computed_field
 from ragfacts.methods.base import Outcome
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.schemas import LogicalStructure, Verdict
+from ragfacts.methods.view import ResultView, UnitView, label_verdict
 from ragfacts.models import Completion, Failure, FailureKind
 from ragfacts.typology import ErrorType
 from ragfacts.usage import Usage
@@ -246,6 +247,36 @@ class CheckResult(BaseModel):
             usage=self.usage,
         )
 
+    def view(self) -> ResultView:
+        """The label, P(faithful) where a probability decided, each segment with its verdict, and why."""
+        units = [
+            UnitView(
+                text=segment.text,
+                verdict=label_verdict(segment.label.value),
+                probability=segment.score.probability if segment.score is not None else None,
+                error_types=[t.value for t in segment.error_types],
+                explanation=_segment_explanation(segment),
+            )
+            for segment in self.segments
+        ]
+        probability = self.holistic.probability if self.holistic is not None else None
+        reason = self.reason
+        if reason is None and self.holistic is not None and self.holistic.explanation and not units:
+            reason = self.holistic.explanation
+        failures = [
+            f"{f.stage}{f' (segment {f.segment + 1})' if f.segment is not None else ''}: {f.kind.value}: {f.message}"
+            for f in self.failures
+        ]
+        return ResultView(
+            kind="precision",
+            label=self.label.value,
+            score=self.faithfulness,
+            probability=probability,
+            reason=reason,
+            units=units,
+            failures=failures,
+        )
+
     @computed_field
     @property
     def failures(self) -> list[StageFailure]:
@@ -272,3 +303,11 @@ class CheckResult(BaseModel):
         return sum(
             not quote.verified for segment in self.segments for stage in segment.stages() for quote in stage.quotes()
         )
+
+
+def _segment_explanation(segment: SegmentResult) -> str:
+    """What the failing stage said about a segment, else its note."""
+    for stage in segment.stages():
+        if stage.verdict == "inconsistent" and stage.explanation:
+            return stage.explanation
+    return segment.note or ""
