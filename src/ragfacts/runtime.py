@@ -21,9 +21,9 @@ from ragfacts.models import (
     api_key_from_env,
     build_model,
     parse_spec,
-    ragfacts_home,
 )
 from ragfacts.models.options import LocalModelOptions, model_options
+from ragfacts.paths import ragfacts_home
 
 DEFAULT_API_MODEL = "gpt-4o-mini"
 T = TypeVar("T")

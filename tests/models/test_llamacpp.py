@@ -218,6 +218,8 @@ async def test_a_local_call_past_the_timeout_stops_counts_what_it_spent_and_free
 
     model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=4000, n_ctx=4096, timeout_s=0.5, reasks=0))
     try:
+        # Loaded first: the half second is the generation's, whatever loading the weights costs on this machine.
+        assert (await model.score_labels([Message(role="user", content="Is Paris in France?")], ["Yes", "No"])).ok
         started = time.monotonic()
         completion = await model.complete([Message(role="user", content="Write about Paris.")], Essay)
         assert time.monotonic() - started < 5  # not the minutes 4,000 tokens would take
@@ -237,6 +239,8 @@ async def test_a_local_generation_stops_when_its_caller_goes_away():
 
     model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=4000, n_ctx=4096, timeout_s=600, reasks=0))
     try:
+        # Loaded first: the half second is the generation's, whatever loading the weights costs on this machine.
+        assert (await model.score_labels([Message(role="user", content="Is Paris in France?")], ["Yes", "No"])).ok
         task = asyncio.ensure_future(model.complete([Message(role="user", content="Write about Paris.")], Essay))
         await asyncio.sleep(0.5)
         task.cancel()

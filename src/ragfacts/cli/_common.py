@@ -13,7 +13,7 @@ from rich.markup import escape
 from ragfacts.console import err, ledger_table
 from ragfacts.methods.base import Kind, Method, MethodError, create_method
 from ragfacts.models import ConfigurationError, UsageLedger
-from ragfacts.models.embedded import quality_notice
+from ragfacts.models.registry import backend_class
 from ragfacts.runtime import Runtime, Settings
 
 T = TypeVar("T")
@@ -62,14 +62,16 @@ def read_text_argument(value: str | None, option: str) -> str | None:
 def build_runtime(state: AppState) -> Runtime:
     """The run's runtime (model, cache, ledger); bad configuration exits 2.
 
-    When the embedded default model will judge, one line says what it is and what it measured.
+    Where the model's backend has a notice (the embedded default model: what it is and what it measured), it is
+    printed first.
     """
     try:
         runtime = Runtime(state.settings)
     except ConfigurationError as error:
         fail(str(error))
-    if runtime.spec.backend == "local" and runtime.spec.name is None:
-        err.print(quality_notice(), style="dim")
+    notice = backend_class(runtime.spec.backend).notice(runtime.spec)
+    if notice:
+        err.print(notice, style="dim")
     return runtime
 
 

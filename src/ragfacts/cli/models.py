@@ -14,7 +14,8 @@ from rich.table import Table
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState
 from ragfacts.console import err, print_json
-from ragfacts.models import ConfigurationError, api_key_from_env, ragfacts_home
+from ragfacts.models import ConfigurationError, api_key_from_env
+from ragfacts.paths import ragfacts_home
 from ragfacts.runtime import Settings, default_model_spec
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
@@ -179,3 +180,16 @@ class Completion(BaseModel):
     def record(self) -> dict[str, Any]:
         """Return a JSON-ready provenance record (no parsed object, no secrets)."""
         return self.model_dump(mode="json", exclude={"parsed", "logprobs"})
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec: the backend, its model (an id, a GGUF path; None for the backend's default) and the
+    endpoint's base URL where the backend sends requests to one."""
+
+    backend: str
+    name: str | None
+    base_url: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.backend}:{self.name}" if self.name else self.backend

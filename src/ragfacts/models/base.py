@@ -17,6 +17,7 @@ from ragfacts.models._types import (
     LabelScores,
     Message,
     ModelProfile,
+    ModelSpec,
     RawReply,
     StructuredMode,
 )
@@ -87,6 +88,37 @@ class ChatModel(Transport, ABC):
         self.health = EndpointHealth()
         self.label_scores: bool | None = None  # known once probed (or by the backend's nature)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+
+    # How this backend's model specs are written, for messages (the registry lists every backend's).
+    spec_forms: ClassVar[str] = ""
+
+    @classmethod
+    def spec_from(cls, name: str | None, base_url: str | None) -> ModelSpec:
+        """The spec of `BACKEND:NAME` (name None when the spec is the bare backend); raises ConfigurationError."""
+        if not name:
+            raise ConfigurationError(f"`{cls.backend}:` needs a model name: {cls.spec_forms}")
+        return ModelSpec(cls.backend, name, base_url)
+
+    @classmethod
+    def check_credentials(cls, spec: ModelSpec) -> None:
+        """Raise ConfigurationError if a model of `spec` could not be called (checked before any work)."""
+
+    @classmethod
+    def notice(cls, spec: ModelSpec) -> str | None:
+        """One line a command prints before judging with the model of `spec` (what it is, what it measured)."""
+        return None
+
+    @classmethod
+    def build(
+        cls,
+        spec: ModelSpec,
+        options: ModelOptions | None,
+        *,
+        cache: ResponseCache | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> ChatModel:
+        """The model `spec` names, ready to judge; a registered backend implements it."""
+        raise ConfigurationError(f"the {cls.backend} backend builds no model from a spec")
 
     @abstractmethod
     async def _send(

@@ -43,10 +43,23 @@ class ResponseCache:
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         os.chmod(self.path, 0o600)
         self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._use_wal()
         # With WAL, NORMAL commits without an fsync per reply; a crash can lose the last replies, never corrupt.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
+
+    def _use_wal(self) -> None:
+        """Switch to WAL (once per file: it persists). Two connections switching a new file at once get "database is
+        locked" at once, without the busy timeout: the loser waits for the winner, whose switch then stands."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _migrate(self) -> None:
         """Bring the schema up to date in one write transaction: two processes or threads opening a new cache at once

@@ -14,13 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts.models._errors import BackendError, ConfigurationError
-from ragfacts.models._types import Message, RawReply, StructuredMode, encode_state
+from ragfacts.models._types import Message, ModelSpec, RawReply, StructuredMode, encode_state
 from ragfacts.models.base import ChatModel
-from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified
+from ragfacts.models.cache import ResponseCache
+from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified, quality_notice
 from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
+from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.local_limits import CLOSE_WAIT_S, CallGuard, count_later
 from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
+from ragfacts.models.registry import backend
+from ragfacts.paths import ragfacts_home
 from ragfacts.usage import Usage
 
 DEFAULT_CONTEXT = 8192
@@ -88,6 +92,7 @@ def context_size(options: LocalModelOptions) -> int:
         ) from None
 
 
+@backend("local")
 class LlamaCppModel(ChatModel):
     """A GGUF model run in-process. One loaded model is shared; requests queue on a lock.
 
@@ -95,7 +100,7 @@ class LlamaCppModel(ChatModel):
     1.5B model answered "True" for 100% of facts, even for answers that lack them.
     """
 
-    backend = "local"
+    spec_forms = "local (the embedded model), local:/path/to/model.gguf"
     default_mode = StructuredMode.GRAMMAR
     serves_one_at_a_time = True  # one loaded model behind a lock
     modes_that_show_schema: frozenset[StructuredMode] = frozenset()
@@ -132,10 +137,29 @@ class LlamaCppModel(ChatModel):
         self._abort_callback: Any = None  # kept alive: llama.cpp calls it during every decode
 
     @classmethod
+    def spec_from(cls, name: str | None, base_url: str | None) -> ModelSpec:
+        """`local` (the embedded default), `local:/path/file.gguf` or `local:hf:REPO/FILE.gguf`; no base URL."""
+        return ModelSpec(cls.backend, name)
+
+    @classmethod
+    def notice(cls, spec: ModelSpec) -> str | None:
+        """The embedded default model says what it measured as a judge, and what judges better."""
+        return quality_notice() if spec.name is None else None
+
+    @classmethod
+    def build(
+        cls,
+        spec: ModelSpec,
+        options: ModelOptions | None,
+        *,
+        cache: ResponseCache | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> LlamaCppModel:
+        return cls.from_spec(spec.name, options, cache=cache, ledger=ledger)
+
+    @classmethod
     def from_spec(cls, name: str | None, options: ModelOptions | None = None, **kwargs: Any) -> LlamaCppModel:
         """`local` (embedded default), `local:/path/file.gguf`, or `local:hf:REPO/FILE.gguf` (online)."""
-        from ragfacts.models.spec import ragfacts_home
-
         _import_llama()
         _refuse_offload_without_gpu(options_as(cls.Options, options, cls.backend))  # before assembling weights
         if name is None:

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import openai
 
 from ragfacts import redaction
-from ragfacts.models._errors import BackendError
-from ragfacts.models._types import Message, RawReply, StructuredMode
+from ragfacts.models._errors import BackendError, ConfigurationError
+from ragfacts.models._types import Message, ModelSpec, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
+from ragfacts.models.cache import ResponseCache
 from ragfacts.models.labels import match_label_logprobs
+from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import DEFAULT_ENDPOINT_CONTEXT, ModelOptions
+from ragfacts.models.registry import backend
+from ragfacts.models.spec import api_key_from_env
 from ragfacts.models.structured import strict_schema
 
 
+@backend("openai")
 class OpenAICompatibleModel(ChatModel):
     """A model behind the OpenAI chat-completions API, driven by the official SDK."""
 
-    backend = "openai"
+    spec_forms = "openai:MODEL (with --base-url for other servers)"
     default_mode = StructuredMode.JSON_SCHEMA
     # OpenAI shows response_format schemas and tool parameters to the model; servers that only
     # constrain decoding (vLLM guided decoding, Ollama `format`) need `schema_in_prompt=True`.
@@ -43,6 +49,35 @@ class OpenAICompatibleModel(ChatModel):
         redaction.register_url(base_url)
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def spec_from(cls, name: str | None, base_url: str | None) -> ModelSpec:
+        """`openai:MODEL`, sent to `base_url`, else RAGFACTS_BASE_URL, else OpenAI."""
+        if not name:
+            raise ConfigurationError("`openai:` needs a model name, e.g. --model openai:gpt-4o-mini")
+        url = base_url or os.environ.get("RAGFACTS_BASE_URL") or None
+        redaction.register_url(url)  # credentials in a base URL are secrets: never stored, never printed
+        return ModelSpec(cls.backend, name, url)
+
+    @classmethod
+    def check_credentials(cls, spec: ModelSpec) -> None:
+        if api_key_from_env() is None and spec.base_url is None:
+            raise ConfigurationError(
+                "no API key: set OPENAI_API_KEY (or RAGFACTS_API_KEY), pass --base-url for a local server, or use "
+                "--model local"
+            )
+
+    @classmethod
+    def build(
+        cls,
+        spec: ModelSpec,
+        options: ModelOptions | None,
+        *,
+        cache: ResponseCache | None = None,
+        ledger: UsageLedger | None = None,
+    ) -> OpenAICompatibleModel:
+        assert spec.name is not None
+        return cls(spec.name, options, base_url=spec.base_url, api_key=api_key_from_env(), cache=cache, ledger=ledger)
 
     def identity(self) -> dict[str, Any]:
         # the server's address without credentials: it is stored in manifests and cache keys

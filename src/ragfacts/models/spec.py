@@ -1,49 +1,33 @@
-"""Model specs (`openai:MODEL`, `local`, `local:/path/model.gguf`) and building models from them."""
+"""Model specs (`openai:MODEL`, `local`, `local:/path/model.gguf`, a plugin's `NAME:...`) and building models
+from them, through the backend registry (`ragfacts.models.registry`)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
 from ragfacts import redaction
 from ragfacts.models._errors import ConfigurationError
+from ragfacts.models._types import ModelSpec
 from ragfacts.models.base import ChatModel
 from ragfacts.models.cache import ResponseCache
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions
+from ragfacts.models.registry import backend_class, spec_forms
+from ragfacts.paths import ragfacts_home
 
 KEY_VARIABLES = ("RAGFACTS_API_KEY", "OPENAI_API_KEY")
 
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A parsed model spec; `name` is a model id, a GGUF path or None for the embedded default."""
-
-    backend: str
-    name: str | None
-    base_url: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.backend}:{self.name}" if self.name else self.backend
+__all__ = ["KEY_VARIABLES", "ModelSpec", "api_key_from_env", "build_model", "parse_spec", "ragfacts_home"]
 
 
 def parse_spec(text: str, base_url: str | None = None) -> ModelSpec:
-    """Parse a model spec; raises ConfigurationError with the accepted forms."""
-    backend, _, name = text.strip().partition(":")
-    backend = backend.lower()
-    if backend == "openai":
-        if not name:
-            raise ConfigurationError("`openai:` needs a model name, e.g. --model openai:gpt-4o-mini")
-        url = base_url or os.environ.get("RAGFACTS_BASE_URL") or None
-        redaction.register_url(url)  # credentials in a base URL are secrets: never stored, never printed
-        return ModelSpec("openai", name, url)
-    if backend == "local":
-        return ModelSpec("local", name or None)
-    raise ConfigurationError(
-        f"unknown model spec {text!r}: use openai:MODEL (with --base-url for other servers), "
-        "local, or local:/path/to/model.gguf"
-    )
+    """Parse a model spec `BACKEND[:NAME]`; raises ConfigurationError with the forms every backend accepts."""
+    prefix, _, name = text.strip().partition(":")
+    try:
+        cls = backend_class(prefix.lower())
+    except ConfigurationError:
+        raise ConfigurationError(f"unknown model spec {text!r}: use {spec_forms()}") from None
+    return cls.spec_from(name or None, base_url)
 
 
 def api_key_from_env() -> str | None:
@@ -56,21 +40,9 @@ def api_key_from_env() -> str | None:
     return None
 
 
-def ragfacts_home() -> Path:
-    """The one directory that holds ragfacts state; RAGFACTS_HOME overrides it."""
-    if os.environ.get("RAGFACTS_HOME"):
-        return Path(os.environ["RAGFACTS_HOME"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ragfacts"
-
-
 def check_credentials(spec: ModelSpec) -> None:
     """Raise ConfigurationError if the model could not be called for want of a key (checked before any work)."""
-    if spec.backend == "openai" and api_key_from_env() is None and spec.base_url is None:
-        raise ConfigurationError(
-            "no API key: set OPENAI_API_KEY (or RAGFACTS_API_KEY), pass --base-url for a local server, or use "
-            "--model local"
-        )
+    backend_class(spec.backend).check_credentials(spec)
 
 
 def build_model(
@@ -80,18 +52,7 @@ def build_model(
     cache: ResponseCache | None = None,
     ledger: UsageLedger | None = None,
 ) -> ChatModel:
-    """Build a ready model from a spec; backends are imported lazily."""
-    check_credentials(spec)
-    if spec.backend == "openai":
-        from ragfacts.models.openai_compat import OpenAICompatibleModel
-
-        key = api_key_from_env()
-        assert spec.name is not None
-        return OpenAICompatibleModel(
-            spec.name, options, base_url=spec.base_url, api_key=key, cache=cache, ledger=ledger
-        )
-    if spec.backend == "local":
-        from ragfacts.models.llamacpp import LlamaCppModel
-
-        return LlamaCppModel.from_spec(spec.name, options, cache=cache, ledger=ledger)
-    raise ConfigurationError(f"unknown backend {spec.backend!r}")
+    """Build a ready model from a spec; a backend's module (and its SDK) is imported when a spec names it."""
+    cls = backend_class(spec.backend)
+    cls.check_credentials(spec)
+    return cls.build(spec, options, cache=cache, ledger=ledger)
