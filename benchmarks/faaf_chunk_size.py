@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragfacts.bench.evaluation import evaluate_plan
 from ragfacts.bench.progress import LineProgress
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes, run
+from ragfacts.bench.runner import RunPlan
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.wikieval import ANSWER_TYPES
 from ragfacts.methods.base import create_method
@@ -45,8 +46,8 @@ async def measure(facts_from: Path, out: Path, model: str | None, base_url: str 
     plan = RunPlan(dataset=dataset, methods=[create_method(s) for s in specs.values()], model_spec=str(runtime.spec))
     try:
         chat = runtime.model()
-        await run(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
-        lines = [lines for _, lines in current_outcomes(RunDir(out / "run"), plan, chat)]
+        result = await evaluate_plan(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
+        lines = [lines for _, lines in result.judged]
     finally:
         await runtime.aclose()
     report: dict[str, Any] = {"model": str(runtime.spec), "mode": mode, "answers": dataset.count, "sizes": {}}

@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragfacts.bench.evaluation import evaluate_plan
 from ragfacts.bench.progress import LineProgress
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes, run
+from ragfacts.bench.runner import RunPlan
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.methods.base import create_method
 from ragfacts.runtime import Runtime, Settings
@@ -93,8 +94,7 @@ async def measure(
             )
             plan.limit, plan.in_flight = limit, 1
             run_dir = RunDir(out / path.stem / "run")
-            await run(run_dir, plan, chat, LineProgress(sys.stderr))
-            judged = list(current_outcomes(run_dir, plan, chat))
+            judged = (await evaluate_plan(run_dir, plan, chat, LineProgress(sys.stderr))).judged
             for method in plan.methods:
                 rows = [row_of(item, lines[method.spec]) for item, lines in judged if method.spec in lines]
                 if rows:

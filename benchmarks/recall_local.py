@@ -19,10 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragfacts.bench.evaluation import evaluate_plan
 from ragfacts.bench.progress import LineProgress
 from ragfacts.bench.recall_metrics import RecallMetrics, metrics_table, recall_metrics
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes, run
+from ragfacts.bench.runner import RunPlan
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.wikieval import ANSWER_TYPES
 from ragfacts.methods.base import create_method
@@ -81,8 +82,8 @@ async def measure(
     plan.limit, plan.in_flight = limit, concurrency
     try:
         chat = runtime.model()
-        report = await run(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
-        lines = [lines for _, lines in current_outcomes(RunDir(out / "run"), plan, chat)]
+        result = await evaluate_plan(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
+        report, lines = result.report, [lines for _, lines in result.judged]
     finally:
         await runtime.aclose()
     manifest = json.loads((out / "run" / "manifest.json").read_text(encoding="utf-8"))

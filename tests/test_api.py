@@ -105,3 +105,18 @@ def test_results_and_their_summary_read_as_text_and_render_as_html(make_model, s
     assert "<table>" in html and "flagged 0 of 3" in html and "Where?" in html
     assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html  # the data's text is escaped
     assert "<table>" in results.summary._repr_html_()
+
+
+def test_a_run_directory_reads_back_without_a_model(make_model, scripted_server, tmp_path):
+    made = ragfacts.evaluate(ROWS, model=make_model(), output=tmp_path / "run")
+    read = ragfacts.read_run(tmp_path / "run")
+    assert read.rows == made.rows and [v.record() for v in read.verdicts] == [v.record() for v in made.verdicts]
+    assert repr(read.summary) == repr(made.summary) and read.usage.calls == len(scripted_server.requests)
+    assert isinstance(read.details[0]["lface4rag"], CheckResult)
+
+
+def test_reading_a_folder_that_holds_no_run_says_so(tmp_path):
+    from ragfacts.bench.rundir import RunError
+
+    with pytest.raises(RunError, match="no manifest"):
+        ragfacts.read_run(tmp_path)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Item", "Results", "__version__", "check", "evaluate", "recall"]
+__all__ = ["Item", "Results", "__version__", "check", "evaluate", "read_run", "recall"]
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use: `import ragfacts` (and `ragfacts --help`) stays fast.
-    if name in ("evaluate", "check", "recall", "Results"):
+    if name in ("evaluate", "check", "recall", "read_run", "Results"):
         from ragfacts import api
 
         return getattr(api, name)

@@ -22,9 +22,10 @@ from pydantic import BaseModel
 
 from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.display import Summary, results_html, summary_line
+from ragfacts.bench.evaluation import RunResult, evaluate_plan
 from ragfacts.bench.progress import NoProgress, progress_for
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, RunReport, current_outcomes, run, summarise
+from ragfacts.bench.runner import RunPlan, RunReport
 from ragfacts.bench.summary import MethodSummary, row_view
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
@@ -166,6 +167,26 @@ def recall(
     return _run(_dataset(data, mapping), [judge], model, output, strict=True, **(settings or {}))
 
 
+def read_run(path: str | Path) -> Results:
+    """A run directory (or OUT.jsonl) read back, with no model: its rows in the dataset's order, their verdicts and
+    full results, the summary; `results.usage` is what the run's calls cost in all. Raises RunError for a directory
+    that holds no ragfacts run."""
+    from ragfacts.bench.report import load_run
+
+    run = load_run(path)
+    kinds = run.kinds()
+    judged = list(run.judged())
+    rows, details = [], []
+    for item, lines in judged:
+        by_method = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
+        rows.append(row_view(item.model_dump(), by_method, kinds))
+        details.append({method: _typed(method, line["result"]) for method, line in lines.items()})
+    counted = sum(len(lines) for _, lines in judged)
+    usage = Usage.model_validate((run.ledger or {}).get("total", {}))
+    report = RunReport(results=counted, reused=counted, usage=usage)
+    return Results(rows, details, run.summaries, report, Path(path), list(verdict_rows(judged, kinds)))
+
+
 def _method(spec: str, kind: str, options: dict[str, Any]) -> Method:
     judge = create_method(spec, **options)
     if judge.kind != kind:
@@ -222,8 +243,7 @@ def _run(
                 run_dir = RunDir(output if output is not None else Path(scratch) / "run")
                 run_dir.check_target([dataset.path] if dataset.path else [])
                 meter = progress_for(_stderr_console()) if progress else NoProgress()
-                report = await run(run_dir, plan, chat, meter)
-                return _collect(run_dir, plan, chat, report, output)
+                return _results(await evaluate_plan(run_dir, plan, chat, meter), output)
         finally:
             if runtime is not None:
                 await runtime.aclose()
@@ -231,17 +251,10 @@ def _run(
     return run_sync(job)
 
 
-def _collect(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport, output: Any) -> Results:
-    kinds = {m.spec: m.kind for m in plan.methods}
-    outcomes = list(current_outcomes(run_dir, plan, model))
-    rows, details = [], []
-    for item, lines in outcomes:
-        by_method = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-        rows.append(row_view(item.model_dump(), by_method, kinds))
-        details.append({method: _typed(method, line["result"]) for method, line in lines.items()})
-    summary = summarise(run_dir, plan, model)
-    verdicts = list(verdict_rows(outcomes, kinds))
-    return Results(rows, details, summary, report, Path(output) if output is not None else None, verdicts)
+def _results(result: RunResult, output: str | Path | None) -> Results:
+    details = [{method: _typed(method, line["result"]) for method, line in lines.items()} for _, lines in result.judged]
+    run_dir = Path(output) if output is not None else None
+    return Results(result.rows(), details, result.summaries, result.report, run_dir, result.verdicts())
 
 
 def _typed(spec: str, result: dict[str, Any]) -> Any:

@@ -64,6 +64,21 @@ async def test_the_report_is_one_file_that_needs_no_network_and_holds_every_answ
     assert data["items"][1]["flags"]["failures"] and data["items"][0]["flags"]["disagree"] is False
 
 
+async def test_the_report_lists_answers_in_the_dataset_s_order_not_the_order_they_were_judged(
+    tmp_path, make_model, scripted_server
+):
+    run_dir = await make_run(tmp_path, make_model, scripted_server)
+    results = run_dir / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    results.write_text("".join(reversed(lines)), encoding="utf-8")  # as if the last row had been judged first
+    data = json.loads(render_html([load_run(run_dir)]).split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    assert [item["id"] for item in data["items"]] == ["r0", "r1", "r2", "r3"]
+    (tmp_path / "data.jsonl").unlink()  # without the dataset, the order they were judged in
+    data = json.loads(render_html([load_run(run_dir)]).split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    judged_order = list(dict.fromkeys(json.loads(line)["id"] for line in reversed(lines)))
+    assert [item["id"] for item in data["items"]] == judged_order != ["r0", "r1", "r2", "r3"]
+
+
 async def test_text_from_data_cannot_become_markup(tmp_path, make_model, scripted_server):
     page = render_html([load_run(await make_run(tmp_path, make_model, scripted_server))])
     assert page.count("<script") == 2  # ours: the JSON data and the page's code

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragfacts.bench.summary import bootstrap_mean, gate_failures, row_view, summarise_method
+from ragfacts.bench.summary import bootstrap_mean, row_view, summarise_method
 from ragfacts.methods.base import Outcome
 
 
@@ -37,26 +37,6 @@ def test_unscored_answers_count_as_not_consistent_and_failed_scores_as_zero():
     assert summary.score.value == pytest.approx((1 + 0.5 + 0 + 0.5) / 4)
     assert summary.score_if_failed_is_1 == pytest.approx((1 + 0.5 + 1 + 1) / 4)
     assert summary.failed_calls == 2
-
-
-def test_gates_name_the_gate_the_method_and_the_measured_value():
-    precision_summary = summarise_method(
-        "lface4rag", "precision", 2, [precision("consistent", 1.0), precision("inconsistent", 0.0)]
-    )
-    recall_summary = summarise_method("faaf", "recall", 1, [Outcome(kind="recall", score=0.9)])
-    failed = gate_failures(
-        [precision_summary, recall_summary], min_consistent=0.8, min_faithfulness=0.5, min_recall=0.95
-    )
-    assert failed == [
-        "gate --min-consistent 0.8 failed: lface4rag measured 0.500",
-        "gate --min-recall 0.95 failed: faaf measured 0.900",
-    ]
-    assert gate_failures([precision_summary]) == []
-
-
-def test_a_gate_over_no_judged_row_fails():
-    empty = summarise_method("faaf", "recall", 3, [])
-    assert gate_failures([empty], min_recall=0.1) == ["gate --min-recall 0.1: faaf judged no row"]
 
 
 def test_a_row_view_joins_precision_and_recall():

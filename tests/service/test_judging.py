@@ -31,12 +31,12 @@ def test_one_answer_is_gated_as_a_one_row_dataset_would_be(outcome):
 
 
 def test_a_failed_gate_says_how_many_uncertain_answers_it_counted_as_not_consistent():
-    from ragfacts.bench.summary import gate_failures
+    from ragfacts.bench.gates import gate_failures, option_name
 
     outcomes = [Outcome(kind="precision", label=label, score=None) for label in ("consistent", "uncertain")]
     summary = summarise_method("lface4rag", "precision", 2, outcomes)
     assert summary.uncertain == 1 and summary.consistent == 1 and summary.consistent_share.value == 0.5
-    assert gate_failures([summary], min_consistent=0.9) == [
+    assert gate_failures([summary], {"min_consistent": 0.9}, named=option_name) == [
         "gate --min-consistent 0.9 failed: lface4rag measured 0.500 (1 uncertain counted as not consistent)"
     ]
 

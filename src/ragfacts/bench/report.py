@@ -20,6 +20,8 @@ from ragfacts.bench.summary import RULE, MethodSummary, summarise_method
 from ragfacts.bench.tables import TableData, to_markdown
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
 from ragfacts.bench.views import result_view
+from ragfacts.datasets.dataset import Dataset
+from ragfacts.datasets.reader import DatasetError, check_readable
 from ragfacts.items import Item
 from ragfacts.methods.base import Outcome
 
@@ -62,6 +64,7 @@ def load_run(path: str | Path) -> RunData:
             continue  # a result of another configuration: not part of this run
         item = run.items.setdefault(line["id"], Item.model_validate(line["item"]))
         run.lines.setdefault(item.id or line["id"], {})[line["method"]] = line
+    run.items = _in_input_order(run.items, manifest)
     outcomes: dict[str, list[Outcome]] = {m["key"]: [] for m in methods}
     for by_method in run.lines.values():
         for method, line in by_method.items():
@@ -77,6 +80,23 @@ def load_run(path: str | Path) -> RunData:
             if found is not None:
                 run.tradeoffs.append(found)
     return run
+
+
+def _in_input_order(items: dict[str, Item], manifest: dict[str, Any]) -> dict[str, Item]:
+    """The items in the order of the dataset's rows, where the dataset is still there unchanged (results.jsonl holds
+    them in the order they were judged); else as they are. Items the file no longer yields come last."""
+    dataset = manifest.get("dataset", {})
+    path, sha256 = Path(str(dataset.get("path", ""))), dataset.get("sha256")
+    if not sha256 or not path.is_file():
+        return items
+    try:
+        if check_readable(path) != sha256:
+            return items
+        order = [item.id for item in Dataset.open(path, dataset.get("columns") or None).items()]
+    except DatasetError:
+        return items
+    ordered = {item_id: items[item_id] for item_id in order if item_id in items}
+    return ordered | {item_id: item for item_id, item in items.items() if item_id not in ordered}
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[RunData]:

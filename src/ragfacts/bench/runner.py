@@ -25,7 +25,7 @@ from typing import Any
 import ragfacts
 from ragfacts.bench.progress import NoProgress, RunProgress
 from ragfacts.bench.rundir import RESULTS_VERSION, ResultIndex, RunDir, RunError
-from ragfacts.bench.summary import MethodSummary, row_view, summarise_method
+from ragfacts.bench.summary import MethodSummary, summarise_method
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, Outcome
@@ -142,14 +142,6 @@ def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterat
     for item in plan.dataset.items():
         found = {m.spec: lines[(item.id, m.spec)] for m in methods if (item.id, m.spec) in lines}
         yield item, found
-
-
-def result_rows(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Yield, per item, its row (id, label, faithfulness, recall, failures) and its current lines by method."""
-    kinds = {m.spec: m.kind for m in plan.methods}
-    for item, lines in current_outcomes(run_dir, plan, model):
-        outcomes = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-        yield row_view(item.model_dump(), outcomes, kinds), lines
 
 
 def summarise(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[MethodSummary]:

@@ -9,7 +9,7 @@ bracket what the failures hide. Rows not judged yet (`--limit`, a run stopped ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -110,40 +110,3 @@ def row_view(item: dict[str, Any], outcomes: dict[str, Outcome], kinds: dict[str
     row["failures"] = failures
     row["complete"] = complete
     return row
-
-
-def gate_failures(
-    summaries: Iterable[MethodSummary],
-    *,
-    min_consistent: float | None = None,
-    min_faithfulness: float | None = None,
-    min_recall: float | None = None,
-) -> list[str]:
-    """The gates that fail, each as a line naming the gate, the method and the measured value."""
-    failed = []
-    for s in summaries:
-        checks: list[tuple[str, float | None, float | None]] = []
-        if s.kind == "precision":
-            share = s.consistent_share.value if s.consistent_share else None
-            checks += [
-                ("--min-consistent", min_consistent, share),
-                ("--min-faithfulness", min_faithfulness, s.score.value),
-            ]
-        else:
-            checks.append(("--min-recall", min_recall, s.score.value))
-        for gate, threshold, value in checks:
-            if threshold is None:
-                continue
-            if value is None:
-                failed.append(f"gate {gate} {threshold:g}: {s.method} judged no row")
-            elif value < threshold:
-                failed.append(f"gate {gate} {threshold:g} failed: {s.method} measured {value:.3f}{_apart(s)}")
-    return failed
-
-
-def _apart(summary: MethodSummary) -> str:
-    """What the gate counted as not consistent without a verdict: uncertain and unscored answers, if any."""
-    parts = [f"{n} {name}" for n, name in ((summary.uncertain, "uncertain"), (summary.unscored, "unscored")) if n]
-    if summary.kind != "precision" or not parts:
-        return ""
-    return f" ({' and '.join(parts)} counted as not consistent)"

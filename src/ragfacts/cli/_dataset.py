@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,21 +20,15 @@ import typer
 from rich.markup import escape
 
 from ragfacts.bench.applicable import check_applicable
+from ragfacts.bench.evaluation import RunResult, evaluate_plan
 from ragfacts.bench.failures import FailureCensus, census
-from ragfacts.bench.progress import progress_for
+from ragfacts.bench.gates import GATES, gate_failures, option_name
+from ragfacts.bench.progress import RunProgress, progress_for
 from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import (
-    RunPlan,
-    RunReport,
-    current_outcomes,
-    prepare,
-    run,
-    summarise,
-)
+from ragfacts.bench.runner import RunPlan, RunReport, prepare
 from ragfacts.bench.sampling import stratified_sample
-from ragfacts.bench.summary import MethodSummary, gate_failures, row_view, summarise_method
-from ragfacts.bench.verdicts import verdict_rows
+from ragfacts.bench.summary import summarise_method
 from ragfacts.cli._common import (
     EXIT_GATE,
     EXIT_STOPPED,
@@ -54,7 +48,7 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.layouts import GOLD_LABEL_COLUMNS
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome
+from ragfacts.methods.base import Method
 from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.runtime import Runtime
 
@@ -63,13 +57,8 @@ from ragfacts.runtime import Runtime
 AfterRun = Callable[[RunDir, RunPlan, ChatModel], dict[str, Any]]
 
 
-@dataclass
-class Gates:
-    """Thresholds that make the command exit 1."""
-
-    min_consistent: float | None = None
-    min_faithfulness: float | None = None
-    min_recall: float | None = None
+# Thresholds that make the command exit 1, by gate name (`bench.gates.GATES`); a command takes those it names.
+Gates = dict[str, float | None]
 
 
 @dataclass
@@ -83,7 +72,7 @@ class RunOptions:
     stop_after: int = 5
     max_failed: float = 0.05
     verdicts: RowsShown = RowsShown.auto
-    gates: Gates = field(default_factory=Gates)
+    gates: Gates = field(default_factory=dict)
 
 
 @dataclass
@@ -145,9 +134,8 @@ _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
     ),
 }
 _GATE_PARAMETERS: dict[str, Any] = {
-    "min_consistent": typer.Option(min=0.0, max=1.0, help="exit 1 if the share of consistent answers is below this"),
-    "min_faithfulness": typer.Option(min=0.0, max=1.0, help="exit 1 if the mean faithfulness is below this"),
-    "min_recall": typer.Option(min=0.0, max=1.0, help="exit 1 if the mean recall is below this"),
+    name: typer.Option(option_name(name), min=0.0, max=1.0, help=f"exit 1 if {spec.measures} is below this")
+    for name, spec in GATES.items()
 }
 
 
@@ -180,7 +168,7 @@ def with_run_options(*gates: str, verdicts: bool = True) -> Callable[[Callable[.
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             values = {name: kwargs.pop(name) for name in parameters}
-            gate_values = Gates(**{name: kwargs.pop(name) for name in gates})
+            gate_values = {name: kwargs.pop(name) for name in gates}
             return command(*args, run_options=RunOptions(**values, gates=gate_values), **kwargs)
 
         return with_parameters(wrapper, signature, [*kept, *added])
@@ -224,30 +212,29 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         fail("--escalate-to runs in this process; leave out --engine ray")
     plan.methods = with_escalation(plan.methods, runtime, job.escalation)
 
-    async def judge_all(_: Runtime) -> RunReport:
-        if job.ray is None:
-            return await run(run_dir, plan, model, progress_for(err))
-        return await run_on_ray(run_dir, plan, runtime, job.ray, progress_for(err), announce=_show_engine)
+    engine = None if job.ray is None else functools.partial(_on_ray, runtime, job.ray)
+
+    async def judge_all(_: Runtime) -> RunResult:
+        return await evaluate_plan(run_dir, plan, model, progress_for(err), engine=engine)
 
     try:
-        report = run_async(runtime, judge_all)
+        result = run_async(runtime, judge_all)
     except RunError as error:
         fail(str(error))
+    report = result.report
     _show_report(report)
-    summaries = summarise(run_dir, plan, model)
-    err.print(summary_table(summaries))
+    err.print(summary_table(result.summaries))
     extra = after(run_dir, plan, model) if after is not None else {}
-    outcomes = list(current_outcomes(run_dir, plan, model))  # read once: the rows, the JSON, the failure census
     if state.as_json:
-        print_json({**_json_document(run_dir, plan, outcomes, summaries, report), **extra}, one_per_line="rows")
+        print_json({**result.document(), **extra}, one_per_line="rows")
     if not state.quiet:
-        show_verdicts(list(verdict_rows(outcomes, {m.spec: m.kind for m in plan.methods})), options.verdicts)
-    # The counts are the summaries'; the results are read again only to name the reasons, when some failed.
+        show_verdicts(result.verdicts(), options.verdicts)
+    summaries = result.summaries
     failed = FailureCensus(results=sum(s.judged for s in summaries), failed=sum(s.incomplete for s in summaries))
     if failed.failed:
-        failed.reasons = census(line for _, by_method in outcomes for line in by_method.values()).reasons
+        failed.reasons = census(result.lines()).reasons
     _show_failures(failed)
-    gates = gate_failures(summaries, **vars(options.gates))
+    gates = [r.message(option_name(r.name)) for r in result.gates(options.gates) if not r.passed]
     for line in gates:
         err.print(f"[red]{escape(line)}[/red]")
     show_ledger(runtime.ledger)
@@ -317,7 +304,8 @@ def judge_one(state: AppState, judge: Method, item: Item, gates: Gates, escalati
             print_json(result.model_dump(mode="json"))
 
     result = run_with_runtime(state, job, report=report)
-    failed = gate_failures([summarise_method(judge.spec, judge.kind, 1, [result.outcome()])], **vars(gates))
+    summary = summarise_method(judge.spec, judge.kind, 1, [result.outcome()])
+    failed = gate_failures([summary], gates, named=option_name)
     for line in failed:
         err.print(f"[red]{escape(line)}[/red]")
     if failed:
@@ -342,6 +330,13 @@ def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
     return mapping
 
 
+def _on_ray(
+    runtime: Runtime, options: RayOptions, run_dir: RunDir, plan: RunPlan, progress: RunProgress | None
+) -> Awaitable[RunReport]:
+    """The run judged on Ray workers (an evaluation's engine)."""
+    return run_on_ray(run_dir, plan, runtime, options, progress, announce=_show_engine)
+
+
 def _show_engine(engine: RayEngine) -> None:
     err.print(f"judging on {escape(engine.where)} with {len(engine.workers)} workers")
 
@@ -356,26 +351,3 @@ def _show_report(report: RunReport) -> None:
     if skipped:
         parts.append(skipped)
     err.print("; ".join(parts))
-
-
-def _json_document(
-    run_dir: RunDir,
-    plan: RunPlan,
-    outcomes: list[tuple[Item, dict[str, Any]]],
-    summaries: list[MethodSummary],
-    report: RunReport,
-) -> dict[str, Any]:
-    kinds = {m.spec: m.kind for m in plan.methods}
-    rows = []
-    for item, lines in outcomes:
-        by_method = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-        row = row_view(item.model_dump(), by_method, kinds)
-        rows.append({**row, "results": {method: line["result"] for method, line in lines.items()}})
-    return {
-        "run": str(run_dir.target),
-        "results_file": str(run_dir.results),
-        "report": {key: value for key, value in vars(report).items() if key != "usage"}
-        | {"usage": report.usage.model_dump()},
-        "summary": [s.model_dump() for s in summaries],
-        "rows": rows,
-    }

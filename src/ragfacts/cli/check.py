@@ -77,7 +77,7 @@ def check(
     judge = method_for("precision", method, method_options)
     escalation = escalation_for([judge], escalate_to, escalate_method)
     if fail_on_inconsistent:
-        run_options.gates.min_consistent = 1.0
+        run_options.gates["min_consistent"] = 1.0
     if data is None:
         if output is not None or csv_out is not None or run_options.limit is not None:
             fail("-o, --csv-out and --limit are for a dataset file: ragfacts check DATA [-o RUN_DIR]")

@@ -145,7 +145,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         """Precision of one answer against its reference: label, faithfulness, segments, error types."""
         judge = method_for("precision", body.method or settings.precision, body.options)
         item = Item(question=body.question, reference=body.reference, answer=body.answer)
-        thresholds = {"min_consistent": body.min_consistent, "min_faithfulness": body.min_faithfulness}
+        thresholds = {name: getattr(body, name) for name in GATES["precision"]}
         return await judge_one(request, "/check", judge, item, thresholds, body.id)
 
     @app.post("/recall", response_model=JudgementResponse, responses=_ERRORS, dependencies=guard, tags=["judge"])
@@ -173,7 +173,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         request.state.usage = evaluation.usage
         for name, outcome in evaluation.outcomes:
             metrics.observe_result(name, outcome)
-        thresholds = {name: getattr(body, name) for name in ("min_consistent", "min_faithfulness", "min_recall")}
+        thresholds = {name: getattr(body, name) for kind in ("precision", "recall") for name in GATES[kind]}
         verdict = gate(evaluation.summaries, thresholds)
         metrics.observe_gate("/evaluate", verdict.passed)
         return respond(200, {**evaluation.document, "gate": verdict.model_dump()})

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts.bench.applicable import check_applicable
+from ragfacts.bench.evaluation import RunResult, evaluate_plan
+from ragfacts.bench.gates import check_gates, gates_of
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, prepare, result_rows, run, summarise
-from ragfacts.bench.summary import Estimate, MethodSummary, gate_failures
+from ragfacts.bench.runner import RunPlan, prepare
+from ragfacts.bench.summary import Estimate, MethodSummary
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
 from ragfacts.methods.base import Kind, Method, MethodResult, Outcome, create_method
@@ -22,7 +24,7 @@ from ragfacts.models import ChatModel
 from ragfacts.service.schemas import Gate, GateCheck
 from ragfacts.usage import Usage
 
-GATES: dict[Kind, tuple[str, ...]] = {"precision": ("min_consistent", "min_faithfulness"), "recall": ("min_recall",)}
+GATES: dict[Kind, tuple[str, ...]] = {kind: gates_of(kind) for kind in ("precision", "recall")}
 
 
 @dataclass
@@ -98,52 +100,37 @@ async def evaluate_rows(
     except ValueError as error:  # DatasetError
         raise RequestError(str(error).removeprefix("rows: ")) from error
     with tempfile.TemporaryDirectory(prefix="ragfacts-serve-") as scratch:
-        run_dir = RunDir(Path(scratch) / "run")
-        report = await run(run_dir, plan, model)
-        judged = list(result_rows(run_dir, plan, model))
-        summaries = summarise(run_dir, plan, model)
+        result = await evaluate_plan(RunDir(Path(scratch) / "run"), plan, model)
     names = {m.spec: m.name for m in methods}
-    outcomes = [
-        (names[spec], Outcome.model_validate(line["outcome"])) for _, lines in judged for spec, line in lines.items()
-    ]
+    outcomes = [(names[spec], Outcome.model_validate(line["outcome"])) for spec, line in _by_method(result)]
     usage = usage_of([outcome for _, outcome in outcomes])
-    described = {key: value for key, value in vars(report).items() if key != "usage"}
-    document = {
-        "report": {**described, "seconds": round(report.seconds, 3), "usage": usage.model_dump()},
-        "summary": [s.model_dump() for s in summaries],
-        "rows": [{**row, "results": {m: line["result"] for m, line in lines.items()}} for row, lines in judged],
-    }
-    return Evaluation(document, summaries, outcomes, usage)
+    document = result.document()
+    del document["run"], document["results_file"]  # a scratch directory, gone with the request
+    report = document["report"]
+    report["seconds"], report["usage"] = round(result.report.seconds, 3), usage.model_dump()
+    return Evaluation(document, result.summaries, outcomes, usage)
+
+
+def _by_method(result: RunResult) -> list[tuple[str, dict[str, Any]]]:
+    return [(spec, line) for _, lines in result.judged for spec, line in lines.items()]
 
 
 def gate(summaries: list[MethodSummary], thresholds: dict[str, float | None]) -> Gate:
     """Each given threshold checked against the summary of each method of its kind, as the CLI's gates are."""
-    checks = []
-    for summary in summaries:
-        for name in GATES[summary.kind]:
-            threshold = thresholds.get(name)
-            if threshold is None:
-                continue
-            failed = gate_failures([summary], **{name: threshold})
-            checks.append(
-                GateCheck(
-                    name=name,
-                    threshold=threshold,
-                    method=summary.method,
-                    value=_measured(summary, name),
-                    passed=not failed,
-                    message=failed[0].replace(f"--{name.replace('_', '-')}", name) if failed else None,
-                )
-            )
+    checks = [
+        GateCheck(
+            name=result.name,
+            threshold=result.threshold,
+            method=result.method,
+            value=result.value,
+            passed=result.passed,
+            message=None if result.passed else result.message(),
+        )
+        for result in check_gates(summaries, thresholds)
+    ]
     return Gate(passed=all(c.passed for c in checks) if checks else None, checks=checks)
 
 
 def usage_of(outcomes: list[Outcome]) -> Usage:
     """What a request's results cost, together."""
     return Usage.sum(o.usage for o in outcomes)
-
-
-def _measured(summary: MethodSummary, name: str) -> float | None:
-    if name == "min_consistent":
-        return summary.consistent_share.value if summary.consistent_share else None
-    return summary.score.value
