@@ -24,8 +24,8 @@ def echo_backend() -> Iterator[type[ChatModel]]:
                 raise ConfigurationError("echo:locked needs a key")
 
         @classmethod
-        def build(cls, spec: ModelSpec, options: Any, *, cache: Any = None, ledger: Any = None) -> ChatModel:
-            return cls(spec.name or "", options, cache=cache, ledger=ledger)
+        def build(cls, spec: ModelSpec, options: Any, **shared: Any) -> ChatModel:
+            return cls(spec.name or "", options, **shared)
 
         async def _send(self, messages: Any, *, schema: Any, schema_name: str, mode: Any, params: Any) -> RawReply:
             return RawReply(text=messages[-1].content)

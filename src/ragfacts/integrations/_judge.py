@@ -7,7 +7,7 @@ Imports nothing heavy: the pytest plugin loads this module in every pytest sessi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -45,15 +45,7 @@ class Judge:
 
         if not reference.strip():
             raise ValueError("faithfulness needs a reference (the retrieved contexts) to judge the answer against")
-        results = ragfacts.check(
-            reference=reference,
-            answer=answer,
-            question=question,
-            model=self.model,
-            method=self.method,
-            settings=self._settings(),
-        )
-        row, result = _single(results)
+        row, result = self._one(ragfacts.check, self.method, reference=reference, answer=answer, question=question)
         return explain_precision(self.method, row, result)
 
     def recall(
@@ -70,16 +62,8 @@ class Judge:
 
         if not facts and not (ground_truth and ground_truth.strip()):
             raise ValueError("recall needs facts= or a ground_truth= to generate the facts from")
-        results = ragfacts.recall(
-            answer=answer,
-            facts=facts,
-            ground_truth=ground_truth,
-            question=question,
-            model=self.model,
-            method=self.recall_method,
-            settings=self._settings(),
-        )
-        row, result = _single(results)
+        given = {"answer": answer, "facts": facts, "ground_truth": ground_truth, "question": question}
+        row, result = self._one(ragfacts.recall, self.recall_method, **given)
         return explain_recall(self.recall_method, row, result, min_recall)
 
     async def afaithfulness(self, answer: str, reference: str, question: str | None = None) -> Judgement:
@@ -102,12 +86,12 @@ class Judge:
             )
         )
 
+    def _one(self, judge_with: Callable[..., Results], method: str, **given: Any) -> tuple[dict[str, Any], Any]:
+        """The row and the method's result of one answer judged by `judge_with` (ragfacts.check or ragfacts.recall)."""
+        results = judge_with(model=self.model, method=method, settings=self._settings(), **given)
+        (row,) = results.rows
+        (result,) = results.details[0].values()
+        return row, result
+
     def _settings(self) -> dict[str, Any]:
         return {**self.settings, "base_url": self.base_url} if self.base_url else dict(self.settings)
-
-
-def _single(results: Results) -> tuple[dict[str, Any], Any]:
-    """The one row of a one-answer call and its method's result."""
-    (row,) = results.rows
-    (result,) = results.details[0].values()
-    return row, result

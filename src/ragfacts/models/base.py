@@ -109,15 +109,9 @@ class ChatModel(Transport, ABC):
         return None
 
     @classmethod
-    def build(
-        cls,
-        spec: ModelSpec,
-        options: ModelOptions | None,
-        *,
-        cache: ResponseCache | None = None,
-        ledger: UsageLedger | None = None,
-    ) -> ChatModel:
-        """The model `spec` names, ready to judge; a registered backend implements it."""
+    def build(cls, spec: ModelSpec, options: ModelOptions | None, **shared: Any) -> ChatModel:
+        """The model `spec` names, ready to judge; `shared` are the run's cache and ledger (the constructor's
+        `cache=` and `ledger=`). A registered backend implements it."""
         raise ConfigurationError(f"the {cls.backend} backend builds no model from a spec")
 
     @abstractmethod

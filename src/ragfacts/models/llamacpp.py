@@ -16,11 +16,9 @@ from typing import Any
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Message, ModelSpec, RawReply, StructuredMode, encode_state
 from ragfacts.models.base import ChatModel
-from ragfacts.models.cache import ResponseCache
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified, quality_notice
 from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
-from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.local_limits import CLOSE_WAIT_S, CallGuard, count_later
 from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
 from ragfacts.models.registry import backend
@@ -147,15 +145,8 @@ class LlamaCppModel(ChatModel):
         return quality_notice() if spec.name is None else None
 
     @classmethod
-    def build(
-        cls,
-        spec: ModelSpec,
-        options: ModelOptions | None,
-        *,
-        cache: ResponseCache | None = None,
-        ledger: UsageLedger | None = None,
-    ) -> LlamaCppModel:
-        return cls.from_spec(spec.name, options, cache=cache, ledger=ledger)
+    def build(cls, spec: ModelSpec, options: ModelOptions | None, **shared: Any) -> LlamaCppModel:
+        return cls.from_spec(spec.name, options, **shared)
 
     @classmethod
     def from_spec(cls, name: str | None, options: ModelOptions | None = None, **kwargs: Any) -> LlamaCppModel:

@@ -12,9 +12,7 @@ from ragfacts import redaction
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Message, ModelSpec, RawReply, StructuredMode
 from ragfacts.models.base import ChatModel
-from ragfacts.models.cache import ResponseCache
 from ragfacts.models.labels import match_label_logprobs
-from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import DEFAULT_ENDPOINT_CONTEXT, ModelOptions
 from ragfacts.models.registry import backend
 from ragfacts.models.spec import api_key_from_env
@@ -68,16 +66,9 @@ class OpenAICompatibleModel(ChatModel):
             )
 
     @classmethod
-    def build(
-        cls,
-        spec: ModelSpec,
-        options: ModelOptions | None,
-        *,
-        cache: ResponseCache | None = None,
-        ledger: UsageLedger | None = None,
-    ) -> OpenAICompatibleModel:
+    def build(cls, spec: ModelSpec, options: ModelOptions | None, **shared: Any) -> OpenAICompatibleModel:
         assert spec.name is not None
-        return cls(spec.name, options, base_url=spec.base_url, api_key=api_key_from_env(), cache=cache, ledger=ledger)
+        return cls(spec.name, options, base_url=spec.base_url, api_key=api_key_from_env(), **shared)
 
     def identity(self) -> dict[str, Any]:
         # the server's address without credentials: it is stored in manifests and cache keys

@@ -9,7 +9,7 @@ modules below, others register theirs under the entry-point group `ragfacts.back
     class MyModel(ChatModel):
         spec_forms = "mine:MODEL"
         @classmethod
-        def build(cls, spec, options, *, cache, ledger): return cls(spec.name, options, cache=cache, ledger=ledger)
+        def build(cls, spec, options, **shared): return cls(spec.name, options, **shared)
         async def _send(self, messages, *, schema, schema_name, stage): ...
 
 A backend's module is imported when a spec names it, so `ragfacts --help` loads no SDK.
