@@ -18,8 +18,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from pydantic import BaseModel
-
 from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.display import Summary, results_html, summary_line
 from ragfacts.bench.evaluation import RunResult, evaluate_plan
@@ -30,7 +28,8 @@ from ragfacts.bench.summary import MethodSummary, row_view
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome, create_method, method_class
+from ragfacts.methods.base import Method, Outcome, create_method
+from ragfacts.methods.view import typed_result
 from ragfacts.models import ChatModel
 from ragfacts.runtime import Runtime, Settings, run_sync
 from ragfacts.usage import Usage
@@ -258,8 +257,8 @@ def _results(result: RunResult, output: str | Path | None) -> Results:
 
 
 def _typed(spec: str, result: dict[str, Any]) -> Any:
-    result_type: type[BaseModel] | None = method_class(spec.split(":", 1)[0]).result_type
-    return result_type.model_validate(result) if result_type is not None else result
+    typed = typed_result(spec, result)
+    return typed if typed is not None else result
 
 
 def _stderr_console() -> Any:

@@ -228,31 +228,37 @@ async def test_the_answer_is_coloured_by_its_segments_verdicts_in_a_browser(tmp_
         driver.quit()
 
 
+def stored_check(label: str, probability: float, explanation: str, reason: str | None = None, **judged) -> dict:
+    """A whole-answer check as a results line stores it: a probability against a threshold."""
+    from ragfacts.methods.lface4rag import AnswerLabel, CheckResult
+    from ragfacts.methods.precision.options import CheckOptions
+    from ragfacts.methods.precision.results import CallRecord, HolisticResult
+
+    holistic = HolisticResult(
+        call=CallRecord(stage="holistic_score"), probability=probability, explanation=explanation, **judged
+    )
+    result = CheckResult(label=AnswerLabel(label), lang="en", options=CheckOptions(), holistic=holistic, reason=reason)
+    return result.model_dump(mode="json")
+
+
 def test_a_holistic_score_shows_its_probability_against_the_threshold_once():
     from ragfacts.bench.views import result_view
 
-    passed = {"segments": [], "holistic": {"probability": 0.91, "explanation": "P(supported) = 0.91 >= 0.58"}}
-    view = result_view(passed, {"label": "consistent", "score": 1.0})
+    passed = stored_check("consistent", 0.91, "P(supported) = 0.91 >= 0.58", verdict="consistent")
+    view = result_view("lface4rag", passed, {"kind": "precision", "label": "consistent", "score": 1.0})
     assert view["problems"] == ["whole answer: P(supported) = 0.91 >= 0.58"]
 
-    flagged = {
-        "segments": [],
-        "holistic": {"probability": 0.41, "explanation": "P(supported) = 0.41 < 0.58"},
-        "reason": "judged inconsistent as a whole (P(supported) = 0.41 < 0.58)",
-    }
-    view = result_view(flagged, {"label": "inconsistent", "score": 0.0})
+    reason = "judged inconsistent as a whole (P(supported) = 0.41 < 0.58)"
+    flagged = stored_check("inconsistent", 0.41, "P(supported) = 0.41 < 0.58", reason, verdict="inconsistent")
+    view = result_view("lface4rag", flagged, {"kind": "precision", "label": "inconsistent", "score": 0.0})
     assert view["problems"] == []  # the reason, shown above the segments, already says it
 
 
 def test_an_uncertain_answer_shows_its_probability_and_a_cascade_shows_who_decided():
     from ragfacts.bench.views import result_view
 
-    first = {
-        "segments": [],
-        "holistic": {"probability": 0.47, "calibrated": True, "verdict": "inconsistent", "explanation": "x"},
-        "reason": "uncertain: x",
-    }
-    view = result_view(first, {"label": "uncertain", "score": None})
+    first = stored_check("uncertain", 0.47, "x", "uncertain: x", calibrated=True, verdict="inconsistent")
+    view = result_view("lface4rag", first, {"kind": "precision", "label": "uncertain", "score": None})
     assert view["label"] == "uncertain" and view["probability"] == 0.47 and view["calibrated"] is True
 
     second = {"id": "a", "label": "consistent", "lang": "en", "judgement": {"problems": [], "call": {"stage": "h"}}}
@@ -263,6 +269,7 @@ def test_an_uncertain_answer_shows_its_probability_and_a_cascade_shows_who_decid
         "second_outcome": {"kind": "precision", "label": "consistent"},
         "second_model": "gpt-4o",
     }
-    view = result_view(cascade, {"label": "consistent", "score": 1.0})
+    spec = "lface4rag » holistic @ gpt-4o"  # a cascade's spec names no registered method
+    view = result_view(spec, cascade, {"kind": "precision", "label": "consistent", "score": 1.0})
     assert view["label"] == "consistent" and view["probability"] == 0.47
     assert view["problems"] == ["the first judge left it uncertain (P(faithful) 0.47); gpt-4o decided"]

@@ -136,7 +136,7 @@ def report_payload(runs: Sequence[RunData]) -> dict[str, Any]:
                     "results": [],
                 }
             for method, line in lines.items():
-                entry["results"].append([index, method, result_view(line["result"], line["outcome"])])
+                entry["results"].append([index, method, result_view(method, line["result"], line["outcome"])])
     order = [{m["key"]: n for n, m in enumerate(run.methods)} for run in runs]
     for entry in items.values():
         entry["results"].sort(key=lambda result: (result[0], order[result[0]].get(result[1], 0)))

@@ -1,4 +1,4 @@
-"""Human output of results on stderr: one answer's check or recall, dataset summaries, error-type legends."""
+"""Human output of results on stderr: one answer's result (as its type's view), dataset summaries, legends."""
 
 from __future__ import annotations
 
@@ -11,120 +11,102 @@ from rich.table import Table
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.summary import RULE, Estimate, MethodSummary
 from ragfacts.console import err
-from ragfacts.methods.cascade import CascadeResult
-from ragfacts.methods.holistic import HolisticCheck
-from ragfacts.methods.lface4rag import AnswerLabel, CheckResult, ScoreResult, StageResult
-from ragfacts.methods.recall import RecallResult
+from ragfacts.methods.view import ResultView, outcome_view
 from ragfacts.typology import ErrorType, parse_error_type
 
-_STYLE = {
-    AnswerLabel.CONSISTENT: "green",
-    AnswerLabel.INCONSISTENT: "red",
-    AnswerLabel.UNSCORED: "yellow",
-    AnswerLabel.UNCERTAIN: "magenta",
-}
-
-
-def show_check(result: CheckResult) -> None:
-    """One answer's check: label, segments with their verdicts, error types (with a legend), quotes, failures."""
-    label = result.label
-    reason = f"  {escape(result.reason)}" if result.reason else ""
-    faithfulness = f"  faithfulness {result.faithfulness:.2f}" if result.faithfulness is not None else ""
-    err.print(f"[bold {_STYLE[label]}]{label.value.upper()}[/]{faithfulness}{reason}")
-    if result.holistic is not None:
-        verdict = _verdict(result.holistic)
-        if label is AnswerLabel.UNCERTAIN:  # the threshold's side, said as a leaning, not as the verdict
-            verdict = f"uncertain, leans {escape(result.holistic.verdict or '-')}"
-        if result.holistic.probability is not None:  # the probability strategies: what decided, on screen
-            verdict += f" — {escape(result.holistic.explanation)}"
-        err.print(f"holistic judgement: {verdict}")
-    if result.segments:
-        table = Table(title_justify="left", show_lines=True)
-        scored = any(segment.score is not None for segment in result.segments)
-        columns = ("#", "segment", "P(supported)", "fact") if scored else ("#", "segment", "fact", "logic")
-        for column in (*columns, "error types", "quotes"):
-            table.add_column(column)
-        for segment in result.segments:
-            quotes = [q for stage in segment.stages() for q in stage.quotes()]
-            unverified = sum(not q.verified for q in quotes)
-            stages = (segment.score, segment.fact) if scored else (segment.fact, segment.logic)
-            table.add_row(
-                str(segment.index + 1),
-                escape(segment.text),
-                *(_verdict(stage) for stage in stages),
-                ", ".join(t.value for t in segment.error_types) or "-",
-                f"{len(quotes) - unverified}/{len(quotes)} found" if quotes else "-",
-            )
-        err.print(table)
-    for segment in result.segments:
-        for stage in segment.stages():
-            if stage.verdict == "inconsistent" and stage.explanation:
-                err.print(f"#{segment.index + 1} {stage.call.stage}: {escape(stage.explanation)}")
-        if segment.note:
-            err.print(f"#{segment.index + 1} note: {escape(segment.note)}", style="yellow")
-    show_legend(result.error_types)
-    for failure in result.failures:
-        where = f" (segment {failure.segment + 1})" if failure.segment is not None else ""
-        err.print(f"[yellow]failed[/] {failure.stage}{where}: {failure.kind.value}: {escape(failure.message)}")
-    if result.unverified_quotes:
-        err.print(f"[yellow]{result.unverified_quotes} quote(s) not found in the reference[/]")
+LABEL_STYLE = {"consistent": "green", "inconsistent": "red", "unscored": "yellow", "uncertain": "magenta"}
 
 
 def show_result(result: Any) -> None:
-    """One answer's result, whatever method made it."""
-    if isinstance(result, CheckResult):
-        show_check(result)
-    elif isinstance(result, RecallResult):
-        show_recall(result)
-    elif isinstance(result, CascadeResult):
-        _show_stored(result.first)
-        if result.second is not None:
-            err.print(f"[bold]escalated to {escape(result.second_model)}[/bold]: its verdict decides")
-            _show_stored(result.second)
-    elif isinstance(result, HolisticCheck):
-        label = result.label
-        err.print(f"[bold {_STYLE[label]}]{label.value.upper()}[/]  (one judgement of the whole answer)")
-        for problem in result.judgement.problems:
-            err.print(f"- {escape(problem)}")
-        if result.judgement.call.failure is not None:
-            failure = result.judgement.call.failure
-            err.print(f"[yellow]failed[/]: {failure.kind.value}: {escape(failure.message)}")
-    else:
-        err.print(escape(str(result.outcome())))
+    """One answer's result, whatever method made it: as the view its own type gives (`ResultView`)."""
+    view = result.view() if hasattr(result, "view") else outcome_view(result.outcome())
+    if view.first is not None:  # a cascade: the first judge, then the one that decided
+        show_view(view.first)
+        err.print(f"[bold]{escape(view.decided_by or 'escalated')}[/bold]: its verdict decides")
+    show_view(view)
 
 
-def _show_stored(data: dict[str, Any]) -> None:
-    """A stored precision result (a cascade keeps its judges' results as data), shown as when it was made."""
-    for kind in (CheckResult, HolisticCheck):
-        try:
-            show_result(kind.model_validate(data))
-            return
-        except ValueError:
-            continue
-    err.print(escape(str(data.get("label"))))
+def show_view(view: ResultView) -> None:
+    """A result's view: its verdict and why, its units in a table, what each stage said against them, failures."""
+    if view.kind == "precision":
+        label = view.label or "unscored"
+        score = f"  faithfulness {view.score:.2f}" if view.score is not None else ""
+        reason = f"  {escape(view.reason)}" if view.reason and view.reason != view.decision else ""
+        err.print(f"[bold {LABEL_STYLE.get(label, 'yellow')}]{label.upper()}[/]{score}{reason}")
+        if view.decision:
+            err.print(f"judged: {escape(view.decision)}")
+    if view.units:
+        err.print(_units_table(view))
+    for number, unit in enumerate(view.units, start=1):
+        for explanation in unit.explanations:
+            err.print(f"#{number} {escape(explanation)}")
+        if unit.note:
+            err.print(f"#{number} note: {escape(unit.note)}", style="yellow")
+    show_legend(view.error_types)
+    for failure in view.failures:
+        err.print(f"[yellow]failed[/] {escape(failure)}")
+    unverified = sum(not quote.found for unit in view.units for quote in unit.quotes)
+    if unverified:
+        err.print(f"[yellow]{unverified} quote(s) not found in the reference[/]")
+    if view.kind == "recall":
+        err.print(f"recall: {escape(view.headline or '-')}")
 
 
-def show_recall(result: RecallResult) -> None:
-    """One answer's recall: each fact with its verdict and citation, then the score and any failures."""
-    verification = result.verification
-    table = Table(title=f"Facts checked ({verification.method})", title_justify="left")
-    for name in ("#", "fact", "verdict", "model said", "citation"):
-        table.add_column(name)
-    for v in verification.verdicts:
-        verdict = {True: "[green]True[/green]", False: "[red]False[/red]", None: "[yellow]unscored[/yellow]"}[v.verdict]
-        said = v.raw if v.raw is not None else (v.unscored or "")
-        cite = f"{'✓' if v.citation_match else '✗ not in answer'} {v.citation}" if v.citation else ""
-        table.add_row(str(v.index), escape(v.fact), verdict, escape(_short(said)), escape(_short(cite)))
-    err.print(table)
-    generation = result.fact_generation
-    if generation is not None and generation.failure is not None:
-        failure = generation.failure
-        err.print(f"[red]fact generation failed ({failure.kind.value}):[/red] {escape(failure.message)}")
-    err.print(f"recall: {_recall_text(result)}")
-    if verification.citations_given:
-        err.print(f"citations found in the answer: {verification.citations_verified}/{verification.citations_given}")
-    for failure in verification.failures:
-        err.print(f"[red]failed call ({failure.kind.value}):[/red] {escape(failure.message)}")
+def _units_table(view: ResultView) -> Table:
+    """The units with the columns they carry: verdict (and P), each stage, error types, quotes, what was said."""
+    units = view.units
+    stages = list(dict.fromkeys(stage for unit in units for stage in unit.checks))
+    columns = ["#", view.unit_name, "verdict", *stages]
+    extra = {
+        "P(supported)": any(unit.probability is not None for unit in units),
+        "error types": any(unit.error_types for unit in units) or view.unit_name == "segment",
+        "quotes": any(unit.quotes for unit in units),
+        "model said": any(unit.said for unit in units),
+        "citation": any(unit.citation for unit in units),
+        "why": view.unit_name == "claim" and any(unit.explanation for unit in units),
+    }
+    columns += [name for name, shown in extra.items() if shown]
+    table = Table(title=f"{view.unit_name.capitalize()}s checked", title_justify="left", show_lines=True)
+    for column in columns:
+        table.add_column(column)
+    for number, unit in enumerate(units, start=1):
+        cells = [str(number), escape(unit.text), _unit_verdict(unit.verdict)]
+        cells += [_stage_verdict(unit.checks.get(stage)) for stage in stages]
+        if extra["P(supported)"]:
+            cells.append("-" if unit.probability is None else f"{unit.probability:.2f}")
+        if extra["error types"]:
+            cells.append(", ".join(unit.error_types) or "-")
+        if extra["quotes"]:
+            found = sum(quote.found for quote in unit.quotes)
+            cells.append(f"{found}/{len(unit.quotes)} found" if unit.quotes else "-")
+        if extra["model said"]:
+            cells.append(escape(_short(unit.said or "")))
+        if extra["citation"]:
+            mark = "" if unit.citation is None else ("✓ " if unit.citation_found else "✗ not in answer ")
+            cells.append(escape(_short(mark + (unit.citation or ""))))
+        if extra["why"]:
+            cells.append(escape(_short(unit.explanation)))
+        table.add_row(*cells)
+    return table
+
+
+_UNIT_WORDS = {
+    "supported": "[green]supported[/]",
+    "unsupported": "[red]unsupported[/]",
+    "uncertain": "[magenta]uncertain[/]",
+    "unscored": "[yellow]unscored[/]",
+}
+
+
+def _unit_verdict(verdict: str) -> str:
+    return _UNIT_WORDS.get(verdict, escape(verdict))
+
+
+def _stage_verdict(verdict: str | None) -> str:
+    if verdict is None:
+        return "-"
+    style = {"consistent": "green", "inconsistent": "red", "failed": "yellow"}.get(verdict)
+    return f"[{style}]{verdict}[/]" if style else escape(verdict)
 
 
 def show_legend(codes: Iterable[ErrorType | str]) -> None:
@@ -184,28 +166,6 @@ def _estimate(estimate: Estimate, percent: bool = False) -> str:
     text = f"{scale * estimate.value:.{digits}f}{unit}"
     if estimate.low is not None and estimate.high is not None:
         text += f" [{scale * estimate.low:.{digits}f}, {scale * estimate.high:.{digits}f}]"
-    return text
-
-
-def _verdict(stage: StageResult | None) -> str:
-    if stage is None:
-        return "-"
-    if stage.failed:
-        return "[yellow]failed[/]"
-    word = "[green]consistent[/]" if stage.verdict == "consistent" else "[red]inconsistent[/]"
-    if isinstance(stage, ScoreResult) and stage.probability is not None:
-        return f"{word} {stage.probability:.2f}"
-    return word
-
-
-def _recall_text(result: RecallResult) -> str:
-    v = result.verification
-    if v.recall is None:
-        return "– (no facts)"
-    text = f"{v.n_true}/{v.n_facts} facts ({100 * v.recall:.0f}%)"
-    unscored = v.n_failed + v.n_no_verdict
-    if unscored:
-        text += f"; {unscored} unscored ({v.n_failed} failed calls, {v.n_no_verdict} without a verdict)"
     return text
 
 

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow
-from ragfacts.cli._render import show_legend
+from ragfacts.cli._render import LABEL_STYLE, show_legend
 from ragfacts.console import err
 
 SNIPPET = 48  # characters of a question or answer in the table (the terminal may cut further)
@@ -29,9 +29,6 @@ class RowsShown(str, Enum):
     all = "all"
     flagged = "flagged"
     none = "none"
-
-
-_LABEL_STYLE = {"consistent": "green", "inconsistent": "red", "uncertain": "magenta", "unscored": "yellow"}
 
 
 def show_verdicts(rows: Sequence[VerdictRow], shown: RowsShown = RowsShown.auto) -> VerdictCounts:
@@ -105,8 +102,8 @@ def _show_details(row: VerdictRow) -> None:
     """A flagged or failed row in full: its verdict with what decided it, its flagged segments, missing facts."""
     head = f"#{row.position} {escape(row.item.id or '')} {_label(row) if row.precision else ''}"
     precision = row.precision.view if row.precision else None
-    if precision is not None and precision.probability is not None and precision.reason:
-        head += f" — {escape(precision.reason)}"
+    if precision is not None and precision.probability is not None and (precision.reason or precision.decision):
+        head += f" — {escape(precision.reason or precision.decision or '')}"
     if precision is not None and precision.decided_by:
         head += f" ({escape(precision.decided_by)})"
     err.print(head.rstrip())
@@ -132,7 +129,7 @@ def _show_details(row: VerdictRow) -> None:
 
 def _label(row: VerdictRow) -> str:
     label = row.label or "-"
-    style = _LABEL_STYLE.get(label)
+    style = LABEL_STYLE.get(label)
     return f"[{style}]{label}[/{style}]" if style else label
 
 

@@ -14,11 +14,10 @@ from ragfacts.cli._render import show_legend
 from ragfacts.console import err, print_json
 from ragfacts.datasets.demo import DemoExample, load_demo_examples
 from ragfacts.items import Item
-from ragfacts.methods.base import create_method
+from ragfacts.methods.base import Method, create_method
 from ragfacts.methods.facts import generate_facts
-from ragfacts.methods.lface4rag import AnswerLabel, CheckResult
-from ragfacts.methods.recall import RecallResult
-from ragfacts.methods.view import ResultView
+from ragfacts.methods.lface4rag import AnswerLabel
+from ragfacts.methods.view import ResultView, view_of
 from ragfacts.runtime import Runtime
 
 
@@ -69,7 +68,7 @@ def demo(
                     progress.update(task, description=f"{example.id}/{kind}: recall")
                     recalled = await recall.evaluate(item, model)
                     progress.advance(task)
-                    rows.append(_row(example, kind, checked, recalled, facts))
+                    rows.append(_row(example, kind, checked, recalled, facts) | _methods(precision, recall))
         return rows
 
     def report(rows: list[dict[str, Any]]) -> None:
@@ -78,6 +77,10 @@ def demo(
             print_json(rows)
 
     run_with_runtime(state, job, report=report)
+
+
+def _methods(precision: Method, recall: Method) -> dict[str, str]:
+    return {"precision_method": precision.spec, "recall_method": recall.spec}
 
 
 def _row(example: DemoExample, kind: str, checked: Any, recalled: Any, facts: Any) -> dict[str, Any]:
@@ -105,8 +108,8 @@ def _report(examples: list[DemoExample], rows: list[dict[str, Any]]) -> None:
         for row in rows:
             if row["example"] != example.id:
                 continue
-            precision = CheckResult.model_validate(row["precision"]).view()
-            recall = RecallResult.model_validate(row["recall"]).view()
+            precision = view_of(row["precision_method"], row["precision"])
+            recall = view_of(row["recall_method"], row["recall"])
             planted = row["planted_errors"]
             codes += planted + precision.error_types
             what = f"{row['answer_kind']} answer" + (f" (planted: {', '.join(planted)})" if planted else "")

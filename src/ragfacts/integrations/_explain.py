@@ -7,7 +7,10 @@ every failed call; a judgement that could not be made says so in its first line.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the pytest plugin loads this module in every session: nothing heavy at import
+    from ragfacts.methods.view import ResultView
 
 _DECIDED = ("consistent", "inconsistent", "uncertain")  # "uncertain": a decided abstention, not a failure
 
@@ -31,9 +34,6 @@ class Judgement:
 
 def explain_precision(method: str, row: dict[str, Any], result: Any) -> Judgement:
     """The faithfulness judgement of one answer; it passes only when the method's label is "consistent"."""
-    from ragfacts.methods.holistic import HolisticCheck
-    from ragfacts.methods.lface4rag import CheckResult
-
     label = str(row.get("label") or "unscored")
     judged = label in _DECIDED
     score = row.get("faithfulness") if judged else None
@@ -43,48 +43,37 @@ def explain_precision(method: str, row: dict[str, Any], result: Any) -> Judgemen
         head = f"ragfacts ({method}): UNCERTAIN: the judge abstained (its probability is in the abstain band)"
     else:
         head = f"ragfacts ({method}): {label.upper()}" + (f", faithfulness {score:.2f}" if score is not None else "")
-    lines = [head]
-    if isinstance(result, CheckResult):
-        lines += _check_lines(result)
-    elif isinstance(result, HolisticCheck):
-        lines += [f"  problem: {problem}" for problem in result.judgement.problems]
-        failure = result.judgement.call.failure
-        if failure is not None:
-            lines.append(f"failed call: holistic: {failure.kind.value}: {failure.message}")
-    elif row.get("failures"):
+    lines = [head, *_precision_lines(_view(result))]
+    if not hasattr(result, "view") and row.get("failures"):
         lines.append(f"failed calls: {row['failures']}")
     return Judgement("faithfulness", label == "consistent", judged, score, label, "\n".join(lines), result)
 
 
-def _check_lines(result: Any) -> list[str]:
-    lines = [f"reason: {result.reason}"] if result.reason else []
-    holistic = result.holistic
-    if holistic is not None:
-        verdict = holistic.verdict or "none"
-        lines.append(f"holistic judgement: {verdict}" + (f": {holistic.explanation}" if holistic.explanation else ""))
-        lines += [f"  problem: {problem}" for problem in holistic.problems]
-    for segment in result.segments:
-        if segment.label.value == "consistent":
+def _precision_lines(view: ResultView | None) -> list[str]:
+    if view is None:
+        return []
+    lines = [f"reason: {view.reason}"] if view.reason else []
+    if view.decision:
+        lines.append(f"judged: {view.decision}")
+    for number, unit in enumerate(view.units, start=1):
+        if unit.verdict == "supported":
             continue
-        lines.append(f'flagged segment #{segment.index + 1} ({segment.label.value}): "{segment.text}"')
-        if segment.error_types:
-            names = ", ".join(f"{t.value} ({t.info.name_en})" for t in segment.error_types)
-            lines.append(f"  error types: {names}")
-        for stage in segment.stages():
-            if stage.verdict == "inconsistent" and stage.explanation:
-                lines.append(f"  {stage.call.stage}: " + stage.explanation.replace("\n", "\n    "))
-        if segment.note:
-            lines.append(f"  note: {segment.note}")
-    for failure in result.failures:
-        where = f" (segment {failure.segment + 1})" if failure.segment is not None else ""
-        lines.append(f"failed call: {failure.stage}{where}: {failure.kind.value}: {failure.message}")
-    return lines
+        if view.unit_name == "problem":
+            lines.append(f"  problem: {unit.text}")
+            continue
+        label = {"unsupported": "inconsistent"}.get(unit.verdict, unit.verdict)
+        lines.append(f'flagged {view.unit_name} #{number} ({label}): "{unit.text}"')
+        if unit.error_types:
+            lines.append(f"  error types: {', '.join(_named(code) for code in unit.error_types)}")
+        for explanation in unit.explanations or ([unit.explanation] if unit.explanation else []):
+            lines.append("  " + explanation.replace("\n", "\n    "))
+        if unit.note:
+            lines.append(f"  note: {unit.note}")
+    return lines + [f"failed call: {failure}" for failure in view.failures]
 
 
 def explain_recall(method: str, row: dict[str, Any], result: Any, min_recall: float) -> Judgement:
     """The recall judgement of one answer; it passes when every fact was judged and recall >= `min_recall`."""
-    from ragfacts.methods.recall import RecallResult
-
     recall = row.get("recall")
     judged = bool(row.get("complete")) and recall is not None
     passed = judged and recall >= min_recall
@@ -95,21 +84,31 @@ def explain_recall(method: str, row: dict[str, Any], result: Any, min_recall: fl
         required = f"below the {min_recall:.2f} required" if not passed else f"at least the {min_recall:.2f} required"
         head = f"ragfacts ({method}): recall {recall:.2f}, {required}"
     lines = [head]
-    if isinstance(result, RecallResult):
-        generation = result.fact_generation
-        if generation is not None and generation.failure is not None:
-            failure = generation.failure
-            lines.append(f"fact generation failed: {failure.kind.value}: {failure.message}")
-        elif not result.facts:
-            lines.append("no facts to check: the ground truth gave none")
-        for number, verdict in enumerate(result.verification.verdicts, start=1):
-            if verdict.verdict is True:
+    view = _view(result)
+    if view is not None:
+        if view.reason:
+            lines.append("no facts to check: the ground truth gave none" if view.reason == "no facts" else view.reason)
+        for number, unit in enumerate(view.units, start=1):
+            if unit.verdict == "supported":
                 continue
-            said = f"the judge said {verdict.raw}" if verdict.raw is not None else ""
-            why = f"unscored ({verdict.unscored}): {verdict.failure}" if verdict.verdict is None else said
-            state = "not judged" if verdict.verdict is None else "not recalled"
-            lines.append(f'{state}: fact {number}: "{verdict.fact}"' + (f" ({why})" if why else ""))
-        lines += [f"failed call: {f.kind.value}: {f.message}" for f in result.verification.failures]
+            if unit.verdict == "unscored":
+                lines.append(f'not judged: fact {number}: "{unit.text}" (unscored: {unit.explanation})')
+            else:
+                said = f" (the judge said {unit.said})" if unit.said is not None else ""
+                lines.append(f'not recalled: fact {number}: "{unit.text}"{said}')
+        lines += [f"failed call: {failure}" for failure in view.failures if failure != view.reason]
     elif row.get("failures"):
         lines.append(f"failed calls: {row['failures']}")
     return Judgement("recall", passed, judged, recall if judged else None, label, "\n".join(lines), result)
+
+
+def _view(result: Any) -> ResultView | None:
+    """The result's own view, where its type gives one."""
+    return result.view() if hasattr(result, "view") else None
+
+
+def _named(code: str) -> str:
+    from ragfacts.typology import parse_error_type
+
+    known = parse_error_type(code)
+    return f"{code} ({known.info.name_en})" if known is not None else code

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, MethodResult, Outcome
-from ragfacts.methods.view import ResultView, outcome_view, precision_view
+from ragfacts.methods.view import ResultView, outcome_view, precision_view, unregistered_result
 from ragfacts.models import ChatModel
 from ragfacts.usage import Usage
 
@@ -29,6 +29,7 @@ class CascadeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+@unregistered_result
 class CascadeResult(BaseModel):
     """The first judge's result and, where it was uncertain, the second's; the second decides."""
 
@@ -43,13 +44,13 @@ class CascadeResult(BaseModel):
         return self.second_outcome is not None
 
     def view(self) -> ResultView:
-        """The deciding judge's view, saying which judge decided."""
+        """The deciding judge's view, saying which judge decided; the first judge's with it where it was escalated."""
+        first = precision_view(self.first) or outcome_view(self.first_outcome)
         if self.second is None:
-            view = precision_view(self.first) or outcome_view(self.first_outcome)
-            return view.model_copy(update={"decided_by": "first judge"})
+            return first.model_copy(update={"decided_by": "first judge"})
         assert self.second_outcome is not None
-        view = precision_view(self.second) or outcome_view(self.second_outcome)
-        return view.model_copy(update={"decided_by": f"escalated to {self.second_model}"})
+        second = precision_view(self.second) or outcome_view(self.second_outcome)
+        return second.model_copy(update={"decided_by": f"escalated to {self.second_model}", "first": first})
 
     def outcome(self) -> Outcome:
         first, second = self.first_outcome, self.second_outcome

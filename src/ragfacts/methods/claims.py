@@ -70,10 +70,12 @@ class ClaimsCheck(BaseModel):
                     text=claim.text,
                     verdict=label_verdict("unsupported" if claim.verdict == "contradicted" else claim.verdict),
                     explanation=claim.reason,
+                    said=claim.verdict if claim.verdict == "contradicted" else None,
                 )
                 for claim in self.claims
             ],
             failures=[f"{c.stage}: {c.failure.kind.value}: {c.failure.message}" for c in self.calls if c.failure],
+            unit_name="claim",
         )
 
     def outcome(self) -> Outcome:

@@ -57,6 +57,8 @@ class HolisticCheck(BaseModel):
             probability=self.judgement.probability,
             reason="; ".join(self.judgement.problems) or self.judgement.explanation or None,
             units=[UnitView(text=problem, verdict="unsupported") for problem in self.judgement.problems],
+            unit_name="problem",
+            headline="one judgement of the whole answer",
             failures=[f"{call.stage}: {call.failure.kind.value}: {call.failure.message}"] if call.failure else [],
         )
 

@@ -55,24 +55,45 @@ class RecallResult(BaseModel):
         return generated_ok and self.verification.ok
 
     def view(self) -> ResultView:
-        """The recall, and each fact with its verdict (present, absent or unscored) and the model's citation."""
+        """The recall in words, and each fact with its verdict, what the model said and the citation it gave."""
+        v = self.verification
         units = [
             UnitView(
-                text=v.fact,
-                verdict=fact_verdict(v.verdict),
-                probability=v.probability,
-                explanation=v.citation or v.failure or (v.unscored or ""),
+                text=verdict.fact,
+                verdict=fact_verdict(verdict.verdict),
+                probability=verdict.probability,
+                explanation=verdict.failure or (verdict.unscored or ""),
+                said=verdict.raw if verdict.raw is not None else verdict.unscored,
+                citation=verdict.citation,
+                citation_found=verdict.citation_match is not None if verdict.citation else None,
             )
-            for v in self.verification.verdicts
+            for verdict in v.verdicts
         ]
-        failures = [f"{f.kind.value}: {f.message}" for f in self.verification.failures]
+        failures = [f"{f.kind.value}: {f.message}" for f in v.failures]
         reason = None
-        if self.fact_generation is not None and not self.fact_generation.ok:
-            reason = "fact generation failed"
+        generation = self.fact_generation
+        if generation is not None and generation.failure is not None:
+            reason = f"fact generation failed ({generation.failure.kind.value}): {generation.failure.message}"
             failures.insert(0, reason)
         elif not units:
             reason = "no facts"
-        return ResultView(kind="recall", score=self.recall, reason=reason, units=units, failures=failures)
+        headline = "– (no facts)"
+        if v.recall is not None:
+            headline = f"{v.n_true}/{v.n_facts} facts ({100 * v.recall:.0f}%)"
+            unscored = v.n_failed + v.n_no_verdict
+            if unscored:
+                headline += f"; {unscored} unscored ({v.n_failed} failed calls, {v.n_no_verdict} without a verdict)"
+            if v.citations_given:
+                headline += f"; citations found in the answer: {v.citations_verified}/{v.citations_given}"
+        return ResultView(
+            kind="recall",
+            score=self.recall,
+            reason=reason,
+            units=units,
+            failures=failures,
+            unit_name="fact",
+            headline=headline,
+        )
 
     def outcome(self) -> Outcome:
         """The common view: recall and its upper bound; a failed fact generation leaves it undecided."""

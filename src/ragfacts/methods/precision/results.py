@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, computed_field
 from ragfacts.methods.base import Outcome
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.schemas import LogicalStructure, Verdict
-from ragfacts.methods.view import ResultView, UnitView, label_verdict
+from ragfacts.methods.view import QuoteView, ResultView, UnitView, label_verdict
 from ragfacts.models import Completion, Failure, FailureKind
 from ragfacts.typology import ErrorType
 from ragfacts.usage import Usage
@@ -248,21 +248,16 @@ class CheckResult(BaseModel):
         )
 
     def view(self) -> ResultView:
-        """The label, P(faithful) where a probability decided, each segment with its verdict, and why."""
-        units = [
-            UnitView(
-                text=segment.text,
-                verdict=label_verdict(segment.label.value),
-                probability=segment.score.probability if segment.score is not None else None,
-                error_types=[t.value for t in segment.error_types],
-                explanation=_segment_explanation(segment),
-            )
-            for segment in self.segments
-        ]
-        probability = self.holistic.probability if self.holistic is not None else None
-        reason = self.reason
-        if reason is None and self.holistic is not None and self.holistic.explanation and not units:
-            reason = self.holistic.explanation
+        """The label, P(faithful) where a probability decided, each segment with its stages, quotes and reasons."""
+        units = [_segment_view(segment) for segment in self.segments]
+        holistic = self.holistic
+        probability = holistic.probability if holistic is not None else None
+        decision = None
+        if holistic is not None and holistic.explanation:
+            leaning = holistic.verdict or "-"
+            if self.label is AnswerLabel.UNCERTAIN:  # the threshold's side, said as a leaning, not as the verdict
+                leaning = f"uncertain, leans {leaning}"
+            decision = f"{leaning} — {holistic.explanation}" if probability is not None else holistic.explanation
         failures = [
             f"{f.stage}{f' (segment {f.segment + 1})' if f.segment is not None else ''}: {f.kind.value}: {f.message}"
             for f in self.failures
@@ -272,8 +267,11 @@ class CheckResult(BaseModel):
             label=self.label.value,
             score=self.faithfulness,
             probability=probability,
-            reason=reason,
+            calibrated=bool(holistic and holistic.calibrated),
+            reason=self.reason,
+            decision=decision,
             units=units,
+            unit_name="segment",
             failures=failures,
         )
 
@@ -305,9 +303,22 @@ class CheckResult(BaseModel):
         )
 
 
-def _segment_explanation(segment: SegmentResult) -> str:
-    """What the failing stage said about a segment, else its note."""
-    for stage in segment.stages():
-        if stage.verdict == "inconsistent" and stage.explanation:
-            return stage.explanation
-    return segment.note or ""
+def _segment_view(segment: SegmentResult) -> UnitView:
+    """A segment as a unit: its label, its stages' verdicts, what they said against it, the quotes they took."""
+    failing = [stage for stage in segment.stages() if stage.verdict == "inconsistent" and stage.explanation]
+    return UnitView(
+        text=segment.text,
+        verdict=label_verdict(segment.label.value),
+        probability=segment.score.probability if segment.score is not None else None,
+        error_types=[t.value for t in segment.error_types],
+        explanation=failing[0].explanation if failing else segment.note or "",
+        checks={_stage_name(stage): "failed" if stage.failed else str(stage.verdict) for stage in segment.stages()},
+        explanations=[f"{stage.call.stage}: {stage.explanation}" for stage in failing],
+        note=segment.note or "",
+        quotes=[QuoteView(text=q.text, match=q.match) for stage in segment.stages() for q in stage.quotes()],
+    )
+
+
+def _stage_name(stage: StageResult) -> str:
+    """A stage's short name: fact, logic, score."""
+    return str(getattr(stage, "stage", stage.call.stage))
