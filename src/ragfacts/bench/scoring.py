@@ -13,24 +13,15 @@ from typing import Any
 from ragfacts.bench.metrics import ClassificationMetrics, Judged, classification_metrics
 from ragfacts.bench.recall_metrics import RecallMetrics, recall_metrics
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.bench.tables import TableData, precision_tables, recall_tables, to_markdown
 from ragfacts.bench.tradeoff import TradeOff, tradeoff_table
 from ragfacts.items import Item
 from ragfacts.methods.verdicts import Verification
-from ragfacts.models import ChatModel
 from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
 TABLES_FILE = "tables.md"
 METRICS_FILE = "metrics.json"
-
-
-def score_run(
-    run_dir: RunDir, plan: RunPlan, model: ChatModel
-) -> tuple[list[ClassificationMetrics], list[RecallMetrics]]:
-    """Per precision method its metrics against gold labels; per recall method and answer type its FaaF metrics."""
-    return score({m.spec: m.kind for m in plan.methods}, current_outcomes(run_dir, plan, model))
 
 
 def score(

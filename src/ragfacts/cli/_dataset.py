@@ -49,12 +49,12 @@ from ragfacts.datasets.layouts import GOLD_LABEL_COLUMNS
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Method
-from ragfacts.models import ChatModel, ConfigurationError
+from ragfacts.models import ConfigurationError
 from ragfacts.runtime import Runtime
 
-# Called after the summary, for a command's own tables (and files such as --csv-out); what it returns is
-# added to the --json document.
-AfterRun = Callable[[RunDir, RunPlan, ChatModel], dict[str, Any]]
+# Called after the summary with the run's result, for a command's own tables (and files such as --csv-out); what it
+# returns is added to the --json document.
+AfterRun = Callable[[RunResult], dict[str, Any]]
 
 
 # Thresholds that make the command exit 1, by gate name (`bench.gates.GATES`); a command takes those it names.
@@ -224,7 +224,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     report = result.report
     _show_report(report)
     err.print(summary_table(result.summaries))
-    extra = after(run_dir, plan, model) if after is not None else {}
+    extra = after(result) if after is not None else {}
     if state.as_json:
         print_json({**result.document(), **extra}, one_per_line="rows")
     if not state.quiet:

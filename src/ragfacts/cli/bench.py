@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.dryrun import estimate_run
-from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes
-from ragfacts.bench.scoring import bench_tables, score_run, write_scores
+from ragfacts.bench.evaluation import RunResult
+from ragfacts.bench.runner import RunPlan
+from ragfacts.bench.scoring import bench_tables, score, write_scores
 from ragfacts.bench.tables import to_rich
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
 from ragfacts.cli import app
@@ -33,7 +33,7 @@ from ragfacts.cli._escalation import (
 from ragfacts.console import err, print_json
 from ragfacts.methods.base import Method, MethodError, create_method
 from ragfacts.methods.cascade import Cascade
-from ragfacts.models import ChatModel, ConfigurationError
+from ragfacts.models import ConfigurationError
 
 
 @app.command()
@@ -173,9 +173,10 @@ def _dry_run(state: AppState, job: DatasetRun) -> None:
         print_json([{"method": e.method, "items": e.items, **e.usage.model_dump()} for e in estimates])
 
 
-def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> dict[str, Any]:
-    precision, recall = score_run(run_dir, plan, model)
-    tradeoffs = _tradeoffs(run_dir, plan, model)
+def _after(result: RunResult) -> dict[str, Any]:
+    run_dir, plan = result.run_dir, result.plan
+    precision, recall = score(result.kinds, result.judged)
+    tradeoffs = _tradeoffs(result)
     for table in [*bench_tables(precision, recall), *map(tradeoff_table, tradeoffs)]:
         err.print(to_rich(table))
     selection = f"; sample {plan.dataset.selection}" if plan.dataset.selection else ""
@@ -188,13 +189,13 @@ def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> dict[str, Any]:
     return {"bench": data}
 
 
-def _tradeoffs(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[TradeOff]:
+def _tradeoffs(result: RunResult) -> list[TradeOff]:
     """The cascade trade-off of each cascade of the run (bench --escalate-to)."""
-    cascades = [m.spec for m in plan.methods if isinstance(m, Cascade)]
+    cascades = [m.spec for m in result.plan.methods if isinstance(m, Cascade)]
     if not cascades:
         return []
     found: dict[str, list[Any]] = {spec: [] for spec in cascades}
-    for item, lines in current_outcomes(run_dir, plan, model):
+    for item, lines in result.judged:
         for spec in cascades:
             if spec in lines:
                 found[spec].append((item, lines[spec]))

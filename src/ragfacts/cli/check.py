@@ -7,9 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.official_csv import write_official_csv
-from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, current_outcomes
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail, method_for, read_text_argument
 from ragfacts.cli._dataset import (
@@ -30,7 +29,6 @@ from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.console import err
 from ragfacts.items import Item
 from ragfacts.methods.lface4rag import CheckResult
-from ragfacts.models import ChatModel
 from ragfacts.typology import parse_error_type
 
 
@@ -102,14 +100,14 @@ def check(
         escalation=escalation,
         output_chosen=output is None,
     )
-    run_dataset(state, job, after=lambda run_dir, plan, model: _after(run_dir, plan, model, csv_out))
+    run_dataset(state, job, after=lambda result: _after(result, csv_out))
 
 
-def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel, csv_out: Path | None) -> dict[str, Any]:
-    """Error types found over the dataset, with a legend; the official CSV if asked for."""
+def _after(result: RunResult, csv_out: Path | None) -> dict[str, Any]:
+    """Error types found over the dataset, with their names; the official CSV if asked for."""
     results: list[CheckResult] = []
     counts: dict[str, int] = {}
-    for _, lines in current_outcomes(run_dir, plan, model):
+    for _, lines in result.judged:
         for line in lines.values():
             for code in line["result"].get("error_types", []):
                 counts[code] = counts.get(code, 0) + 1

@@ -9,9 +9,8 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan
-from ragfacts.bench.scoring import score_run
+from ragfacts.bench.evaluation import RunResult
+from ragfacts.bench.scoring import score
 from ragfacts.cli import app
 from ragfacts.cli._common import EXIT_GATE, AppState, fail, method_for, read_text_argument, run_with_runtime
 from ragfacts.cli._dataset import (
@@ -27,7 +26,6 @@ from ragfacts.cli._render import recall_metrics_table
 from ragfacts.console import err, print_json
 from ragfacts.items import Item
 from ragfacts.methods.facts import generate_facts, read_fact_list
-from ragfacts.models import ChatModel
 
 
 @app.command()
@@ -116,9 +114,9 @@ def recall_command(
     judge_one(state, judge, item, run_options.gates)
 
 
-def _after(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> dict[str, Any]:
+def _after(result: RunResult) -> dict[str, Any]:
     """The FaaF paper's view per method and answer type: judged True, N/A, and ER/F1m where humans labelled facts."""
-    _, metrics = score_run(run_dir, plan, model)
+    _, metrics = score(result.kinds, result.judged)
     if len(metrics) > 1 or any(m.labelled for m in metrics):
         err.print(recall_metrics_table(metrics))
     return {"recall_metrics": [m.model_dump() for m in metrics]}
