@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ragfacts import redaction
 from ragfacts.bench.rundir import RunDir, RunError, parse_own_line, refuse_unless_ours, results_line
+from ragfacts.files import replace_text, replacing
 
 ANSWERS_VERSION = 1
 _LINE_KEYS = ("v", "key", "config_hash", "ok", "question")
@@ -97,11 +97,8 @@ class AnswerStore:
             yield append
 
     def save_configuration(self, configuration: dict[str, Any]) -> None:
-        self.config.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.config.with_name(self.config.name + ".tmp")
         text = json.dumps(configuration, ensure_ascii=False, indent=2) + "\n"
-        temporary.write_text(redaction.redact(text), encoding="utf-8")
-        os.replace(temporary, self.config)
+        replace_text(self.config, redaction.redact(text))
 
     def compact(self, keep: set[str], config_hash: str) -> int:
         """Keep only the latest line of each key in `keep` made with `config_hash`; returns the lines dropped."""
@@ -113,12 +110,10 @@ class AnswerStore:
             total = sum(1 for raw in handle if raw.strip())
         if len(wanted) == total:
             return 0
-        temporary = self.answers.with_name(self.answers.name + ".tmp")
-        with temporary.open("w", encoding="utf-8") as out:
+        with replacing(self.answers) as out:
             for line in latest.values():
                 if id(line) in wanted:
                     out.write(results_line(line) + "\n")
-        os.replace(temporary, self.answers)
         return total - len(wanted)
 
     def _saved_configuration(self) -> dict[str, Any]:

@@ -8,10 +8,10 @@ holds the stage's raw model output, or the failure.
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragfacts.files import replacing
 from ragfacts.methods.lface4rag import AnswerLabel, CheckResult, StageResult
 
 OFFICIAL_OUTPUT_COLUMNS = (
@@ -47,14 +47,11 @@ def official_rows(result: CheckResult) -> list[dict[str, str]]:
 
 def write_official_csv(results: Iterable[CheckResult], path: Path) -> None:
     """Write the official Face4RAG output CSV for `results`, in the order given; atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="utf-8", newline="") as handle:
+    with replacing(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=OFFICIAL_OUTPUT_COLUMNS)
         writer.writeheader()
         for result in results:
             writer.writerows(official_rows(result))
-    os.replace(temporary, path)
 
 
 def _label(verdict: str | None) -> str:

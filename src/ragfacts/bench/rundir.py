@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts import redaction
+from ragfacts.files import replace_text, replacing
 from ragfacts.usage import Usage
 
 RESULTS_VERSION = 1
@@ -255,9 +256,8 @@ class RunDir:
 
     def rewrite(self, keep: Callable[[int, dict[str, Any]], bool]) -> int:
         """Rewrite the results with only the lines `keep` accepts, atomically; returns the lines dropped."""
-        temporary = self.results.with_name(self.results.name + ".tmp")
         dropped = 0
-        with temporary.open("w", encoding="utf-8") as out, self.results.open("rb") as source:
+        with replacing(self.results) as out, self.results.open("rb") as source:
             for number, raw in enumerate(source, start=1):
                 if not raw.endswith(b"\n") or not raw.strip():
                     continue
@@ -266,7 +266,6 @@ class RunDir:
                     out.write(raw.decode("utf-8"))
                 else:
                     dropped += 1
-        os.replace(temporary, self.results)
         return dropped
 
     def _parse_head(self, raw: bytes, number: int) -> dict[str, Any]:
@@ -340,7 +339,4 @@ def _ledger(stages: dict[str, Usage]) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(redaction.redact(text), encoding="utf-8")
-    os.replace(temporary, path)
+    replace_text(path, redaction.redact(text))

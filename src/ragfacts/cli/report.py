@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from ragfacts.bench.rundir import RunError
 from ragfacts.cli import app
 from ragfacts.cli._common import fail
 from ragfacts.console import err
+from ragfacts.files import replace_text
 
 
 @app.command()
@@ -42,10 +42,7 @@ def write_report(runs: list[Path], output: Path) -> None:
         from ragfacts.bench.html_report import render_html
 
         text = render_html(loaded)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(output.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, output)
+    replace_text(output, text)
     answers = len({item_id for run in loaded for item_id in run.items})
     size = output.stat().st_size
     err.print(f"report: {escape(str(output))} ({answers} answers, {size / 1024:,.0f} kB)")

@@ -99,10 +99,7 @@ def train_head(
         raise typer.Exit(EXIT_GATE)
     head.name = output.stem
     head.training = report
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(output.name + ".tmp")
-    head.save(temporary)
-    temporary.replace(output)
+    head.save(output)
     err.print(
         f"head written to {escape(str(output))}; use it with -O strategy=trained_head -O head={escape(str(output))}"
     )

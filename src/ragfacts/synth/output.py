@@ -12,7 +12,6 @@ writes the dataset again.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from ragfacts.bench.rundir import RunDir, RunError, results_line
 from ragfacts.bench.runner import RunPlan, current_outcomes
+from ragfacts.files import replacing
 from ragfacts.items import Item
 from ragfacts.models import ChatModel
 from ragfacts.synth.results import Candidate, SynthResult
@@ -85,9 +85,7 @@ def write_dataset(output: SynthOutput, plan: RunPlan, model: ChatModel) -> Synth
     summary = SynthSummary(dataset=str(output.dataset), rows=plan.dataset.count)
     summary.by_type = {t.value: Tally() for t in synthesiser.options.types}
     summary.positives = {kind: Tally() for kind in ("original", "written", "paraphrase")}
-    temporary = output.dataset.with_name(output.dataset.name + ".tmp")
-    output.dataset.parent.mkdir(parents=True, exist_ok=True)
-    with temporary.open("w", encoding="utf-8") as handle:
+    with replacing(output.dataset) as handle:
         for item, lines in current_outcomes(output, plan, model):
             line = lines.get(synthesiser.spec)
             if line is None:
@@ -97,7 +95,6 @@ def write_dataset(output: SynthOutput, plan: RunPlan, model: ChatModel) -> Synth
             for row in dataset_rows(item, result):
                 handle.write(results_line(row) + "\n")
                 summary.items += 1
-    os.replace(temporary, output.dataset)
     manifest = output.load_manifest() or {}
     manifest["synth"] = summary.model_dump(mode="json")
     output.save_manifest(manifest)

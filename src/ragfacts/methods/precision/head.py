@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
+from ragfacts.files import replace_text
 from ragfacts.methods.precision.calibration import Calibration
 
 FORMAT = "ragfacts-head/1"
@@ -158,7 +159,8 @@ class Head:
         )
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        """Write the head file, replacing `path` whole (a reader never sees half a head)."""
+        replace_text(path, json.dumps(self.to_json(), ensure_ascii=False, indent=1) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> Head:
