@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ragfacts.bench.manifest import Manifest
 from ragfacts.bench.rundir import RESULTS_VERSION, RunDir, RunError
 
 
@@ -43,7 +44,7 @@ def test_a_torn_last_line_is_dropped_on_repair_and_nothing_else_changes(tmp_path
     run_dir = RunDir(tmp_path / "run")
     with run_dir.appender() as append:
         append(line("a"))
-    run_dir.save_manifest({})
+    run_dir.save_manifest(Manifest(ragfacts="0", methods=[]))
     whole = run_dir.results.read_text(encoding="utf-8")
     run_dir.results.write_text(whole + json.dumps(line("b"))[:25], encoding="utf-8")
     assert run_dir.index().lines == 1
@@ -119,3 +120,23 @@ def test_the_index_reads_only_the_head_of_a_line_even_when_texts_look_like_its_k
     assert entry is not None and entry.complete and entry.outcome == {"kind": "precision"}
     (full,) = run_dir.lines()
     assert full["item"]["answer"] == ', "item": ' and len(full["result"]["big"]) == 10_000
+
+
+def test_a_manifest_reads_and_writes_back_unchanged_with_keys_this_version_does_not_know(tmp_path):
+    run_dir = RunDir(tmp_path / "run")
+    written = {
+        "ragfacts": "9.9",
+        "future_key": {"kept": True},
+        "dataset": {"path": "/d.jsonl", "sha256": "ab", "rows": 2, "items": 2, "selection": None, "new": 1},
+        "model": {"spec": "openai:m", "fingerprint": {"model": "m"}},
+        "methods": [{"key": "faaf", "name": "faaf", "kind": "recall", "config_hash": "h", "prompts": {"en": "x"}}],
+        "invocations": [{"id": "1", "status": "finished", "stopped": None, "usage": {"calls": 3}, "host": "x"}],
+    }
+    run_dir.manifest.parent.mkdir(parents=True)
+    run_dir.manifest.write_text(json.dumps(written), encoding="utf-8")
+    manifest = run_dir.load_manifest()
+    assert manifest is not None and manifest.configs() == {"faaf": "h"} and manifest.invocations[0].usage.calls == 3
+    run_dir.save_manifest(manifest)
+    again = json.loads(run_dir.manifest.read_text(encoding="utf-8"))
+    assert again["future_key"] == {"kept": True} and again["dataset"]["new"] == 1 and again["invocations"][0]["host"]
+    assert again["invocations"][0]["usage"]["calls"] == 3 and again["methods"] == written["methods"]

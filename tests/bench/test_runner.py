@@ -71,6 +71,16 @@ async def test_a_rerun_reuses_every_result_and_makes_no_call(tmp_path, make_mode
     assert (report.reused, report.ran) == (2, 0) and scripted_server.requests == []
 
 
+async def test_runs_of_one_process_within_a_second_are_each_recorded_as_finished(tmp_path, make_model, scripted_server):
+    data = write(tmp_path / "data.jsonl", rows("a1"))
+    run_dir = RunDir(tmp_path / "run")
+    for _ in range(3):  # well within a second: the invocations must still be told apart
+        await run(run_dir, plan(data, "lface4rag"), make_model())
+    manifest = run_dir.load_manifest()
+    assert manifest is not None and [entry.status for entry in manifest.invocations] == ["finished"] * 3
+    assert len({entry.id for entry in manifest.invocations}) == 3
+
+
 async def test_an_edited_row_runs_again_alone_and_replaces_its_old_result(tmp_path, make_model, scripted_server):
     data = write(tmp_path / "data.jsonl", rows("a1", "a2", "a3"))
     run_dir = RunDir(tmp_path / "run")

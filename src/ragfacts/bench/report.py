@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragfacts.bench.manifest import Manifest
 from ragfacts.bench.metrics import ClassificationMetrics, error_type_name
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.rundir import RunDir, RunError
@@ -32,7 +33,7 @@ class RunData:
 
     name: str
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     ledger: dict[str, Any]
     methods: list[dict[str, Any]]  # key, name, kind, options
     items: dict[str, Item] = field(default_factory=dict)  # by id, in file order
@@ -56,8 +57,8 @@ def load_run(path: str | Path) -> RunData:
     manifest = run_dir.load_manifest()
     if manifest is None:
         raise RunError(f"{path}: no manifest ({run_dir.manifest.name}); give a run directory made by ragfacts")
-    methods = manifest.get("methods", [])
-    configs = {m["key"]: m["config_hash"] for m in methods}
+    methods = [m.model_dump(mode="json", exclude_unset=True) for m in manifest.methods]
+    configs = manifest.configs()
     run = RunData(Path(path).name, Path(path), manifest, run_dir.load_ledger(), methods)
     for line in run_dir.lines():
         if configs.get(line["method"]) != line["config_hash"]:
@@ -82,17 +83,17 @@ def load_run(path: str | Path) -> RunData:
     return run
 
 
-def _in_input_order(items: dict[str, Item], manifest: dict[str, Any]) -> dict[str, Item]:
+def _in_input_order(items: dict[str, Item], manifest: Manifest) -> dict[str, Item]:
     """The items in the order of the dataset's rows, where the dataset is still there unchanged (results.jsonl holds
     them in the order they were judged); else as they are. Items the file no longer yields come last."""
-    dataset = manifest.get("dataset", {})
-    path, sha256 = Path(str(dataset.get("path", ""))), dataset.get("sha256")
+    dataset = manifest.dataset
+    path, sha256 = Path(dataset.path or ""), dataset.sha256
     if not sha256 or not path.is_file():
         return items
     try:
         if check_readable(path) != sha256:
             return items
-        order = [item.id for item in Dataset.open(path, dataset.get("columns") or None).items()]
+        order = [item.id for item in Dataset.open(path, dataset.columns or None).items()]
     except DatasetError:
         return items
     ordered = {item_id: items[item_id] for item_id in order if item_id in items}
@@ -211,21 +212,18 @@ def ledger_table(run: RunData) -> TableData:
 def manifest_rows(run: RunData) -> list[tuple[str, str]]:
     """The run's configuration as label/value pairs, for the report's first table."""
     m = run.manifest
-    dataset = m.get("dataset", {})
-    methods = [
-        (f"{x['key']} ({x['kind']})", ", ".join(f"{k}={v}" for k, v in x.get("options", {}).items()) or "-")
-        for x in run.methods
-    ]
-    size = f"{dataset.get('items')} items from {dataset.get('rows')} rows, {dataset.get('layout')} layout"
+    dataset = m.dataset
+    methods = [(f"{x.key} ({x.kind})", ", ".join(f"{k}={v}" for k, v in x.options.items()) or "-") for x in m.methods]
+    size = f"{dataset.items} items from {dataset.rows} rows, {dataset.layout} layout"
     return [
-        ("model", f"{m.get('model', {}).get('spec', '')}"),
+        ("model", m.model.spec),
         *methods,
-        ("dataset", f"{dataset.get('path')} — {size}"),
-        ("dataset SHA-256", str(dataset.get("sha256"))),
-        ("selection", _selection(dataset.get("selection"))),
-        ("created / updated", f"{m.get('created')} / {m.get('updated')}"),
-        ("ragfacts", f"{m.get('ragfacts')} (commit {m.get('commit') or 'unknown'}), Python {m.get('python')}"),
-        ("invocations", str(len(m.get("invocations", [])))),
+        ("dataset", f"{dataset.path} — {size}"),
+        ("dataset SHA-256", str(dataset.sha256)),
+        ("selection", _selection(dataset.selection)),
+        ("created / updated", f"{m.created} / {m.updated}"),
+        ("ragfacts", f"{m.ragfacts} (commit {m.commit or 'unknown'}), Python {m.python}"),
+        ("invocations", str(len(m.invocations))),
     ]
 
 

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ragfacts import redaction
+from ragfacts.bench.manifest import Manifest
 from ragfacts.files import replace_text, replacing
 from ragfacts.usage import Usage
 
@@ -114,25 +117,25 @@ class RunDir:
         finally:
             handle.close()
 
-    def load_manifest(self) -> dict[str, Any] | None:
+    def load_manifest(self) -> Manifest | None:
         """The run's manifest; RunError for one that is unreadable or not a ragfacts run's (whatever the flags:
         --force reuses a run directory made differently, never someone else's files)."""
         if not self.manifest.exists():
             return None
         try:
-            manifest = json.loads(self.manifest.read_text(encoding="utf-8"))
+            data = json.loads(self.manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise RunError(f"{self.manifest}: unreadable manifest ({error}); give another -o") from error
-        ours = isinstance(manifest, dict) and "ragfacts" in manifest and isinstance(manifest.get("methods"), list)
-        if not ours:
+        try:
+            return Manifest.model_validate(data)
+        except ValidationError:
             raise RunError(
                 f"{self.manifest} is not the manifest of a ragfacts run, so {self.target} is not a ragfacts run "
                 "directory; nothing was changed: give another -o"
-            )
-        return manifest
+            ) from None
 
-    def save_manifest(self, manifest: dict[str, Any]) -> None:
-        _write_atomically(self.manifest, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+    def save_manifest(self, manifest: Manifest) -> None:
+        _write_atomically(self.manifest, json.dumps(manifest.to_json(), ensure_ascii=False, indent=2) + "\n")
 
     def save_ledger(self, ledger: dict[str, Any]) -> None:
         _write_atomically(self.ledger, json.dumps(ledger, ensure_ascii=False, indent=2) + "\n")

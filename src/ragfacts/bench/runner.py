@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import secrets
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import ragfacts
+from ragfacts.bench.manifest import DatasetEntry, Invocation, Manifest, MethodEntry, ModelEntry
 from ragfacts.bench.progress import NoProgress, RunProgress
 from ragfacts.bench.rundir import RESULTS_VERSION, ResultIndex, RunDir, RunError
 from ragfacts.bench.summary import MethodSummary, summarise_method
@@ -260,19 +262,19 @@ def _down_message(model: ChatModel, count: int) -> str:
 
 
 def _check_same_configuration(
-    run_dir: RunDir, manifest: dict[str, Any] | None, plan: RunPlan, methods: list[Method], model: ChatModel
+    run_dir: RunDir, manifest: Manifest | None, plan: RunPlan, methods: list[Method], model: ChatModel
 ) -> None:
     if manifest is None or plan.force:
         return
     differences = []
-    before_data = manifest.get("dataset", {}).get("path")
+    before_data = manifest.dataset.path
     data = str(plan.dataset.path.resolve()) if plan.dataset.path else plan.dataset.name
     if before_data != data:
         differences.append(f"dataset {before_data} → {data}")
-    before_model = manifest.get("model", {}).get("fingerprint")
+    before_model = manifest.model.fingerprint
     if before_model != model.fingerprint():
         differences.append(_model_difference(before_model, model.fingerprint()))
-    before = {m["key"]: m["config_hash"] for m in manifest.get("methods", [])}
+    before = manifest.configs()
     now = {m.spec: m.configuration_hash(model) for m in methods}
     if set(before) != set(now):
         differences.append(f"methods {', '.join(before) or '-'} → {', '.join(now)}")
@@ -287,71 +289,65 @@ def _check_same_configuration(
         )
 
 
-def _manifest(before: dict[str, Any] | None, plan: RunPlan, methods: list[Method], model: ChatModel) -> dict[str, Any]:
+def _manifest(before: Manifest | None, plan: RunPlan, methods: list[Method], model: ChatModel) -> Manifest:
     dataset = plan.dataset
-    return {
-        "ragfacts": ragfacts.__version__,
-        "commit": _commit(),
-        "python": platform.python_version(),
-        "created": (before or {}).get("created", _now()),
-        "updated": _now(),
-        "dataset": {
-            "path": str(dataset.path.resolve()) if dataset.path else dataset.name,
-            "sha256": dataset.sha256,
-            "rows": dataset.rows,
-            "items": dataset.count,
-            "layout": dataset.plan.layout.name if dataset.plan else None,
-            "selection": dataset.selection,
-            "columns": dataset.plan.sources if dataset.plan else {},
-        },
-        "model": {"spec": plan.model_spec or f"{model.backend}:{model.model_id}", "fingerprint": model.fingerprint()},
-        "methods": [
-            {
-                "key": m.spec,
-                "name": m.name,
-                "kind": m.kind,
-                "options": m.options.model_dump(mode="json"),
-                "config_hash": m.configuration_hash(model),
+    return Manifest(
+        ragfacts=ragfacts.__version__,
+        commit=_commit(),
+        python=platform.python_version(),
+        created=before.created if before is not None and before.created else _now(),
+        updated=_now(),
+        dataset=DatasetEntry(
+            path=str(dataset.path.resolve()) if dataset.path else dataset.name,
+            sha256=dataset.sha256,
+            rows=dataset.rows,
+            items=dataset.count,
+            layout=dataset.plan.layout.name if dataset.plan else None,
+            selection=dataset.selection,
+            columns=dataset.plan.sources if dataset.plan else {},
+        ),
+        model=ModelEntry(spec=plan.model_spec or f"{model.backend}:{model.model_id}", fingerprint=model.fingerprint()),
+        methods=[
+            MethodEntry(
+                key=m.spec,
+                name=m.name,
+                kind=m.kind,
+                options=m.options.model_dump(mode="json"),
+                config_hash=m.configuration_hash(model),
                 **{k: v for k, v in m.configuration(model).items() if k in ("version", "prompts")},
-            }
+            )
             for m in methods
         ],
-        "invocations": (before or {}).get("invocations", []),
-    }
+        invocations=before.invocations if before is not None else [],
+    )
 
 
-def _start_invocation(run_dir: RunDir, manifest: dict[str, Any]) -> str:
+def _start_invocation(run_dir: RunDir, manifest: Manifest) -> str:
     """Record this invocation as running before the first call; one still "running" from before was killed:
     it is marked interrupted, with the usage its calls left in the journal."""
-    invocation = f"{_now()} pid {os.getpid()}"
-    for entry in manifest["invocations"]:
-        if entry.get("status") == "running":
-            entry["status"] = "interrupted"
-            entry["usage"] = Usage.sum(run_dir.journal_stages(entry.get("id")).values()).model_dump()
-    manifest["invocations"].append({"id": invocation, "started": _now(), "status": "running"})
+    # Unique even for two runs of one process within a second (a notebook cell run twice): the journal's lines and
+    # the manifest's entry are found by it.
+    invocation = f"{_now()} pid {os.getpid()} {secrets.token_hex(3)}"
+    for entry in manifest.invocations:
+        if entry.status == "running":
+            entry.status = "interrupted"
+            entry.usage = Usage.sum(run_dir.journal_stages(entry.id).values())
+    manifest.invocations.append(Invocation(id=invocation, started=_now(), status="running"))
     run_dir.save_manifest(manifest)
     return invocation
 
 
-def _record_invocation(run_dir: RunDir, manifest: dict[str, Any], report: RunReport, invocation: str) -> None:
-    manifest["updated"] = _now()
-    entry = next((e for e in manifest["invocations"] if e.get("id") == invocation), None)
+def _record_invocation(run_dir: RunDir, manifest: Manifest, report: RunReport, invocation: str) -> None:
+    manifest.updated = _now()
+    entry = next((e for e in manifest.invocations if e.id == invocation), None)
     if entry is None:
-        entry = {"id": invocation}
-        manifest["invocations"].append(entry)
-    entry.update(
-        {
-            "status": "stopped" if report.stopped else "finished",
-            "finished": manifest["updated"],
-            "seconds": round(report.seconds, 1),
-            "ran": report.ran,
-            "reused": report.reused,
-            "incomplete": report.incomplete,
-            "not_run": report.not_run,
-            "stopped": report.stopped,
-            "usage": report.usage.model_dump(),
-        }
-    )
+        entry = Invocation(id=invocation)
+        manifest.invocations.append(entry)
+    entry.status = "stopped" if report.stopped else "finished"
+    entry.finished = manifest.updated
+    entry.seconds = round(report.seconds, 1)
+    entry.ran, entry.reused, entry.incomplete = report.ran, report.reused, report.incomplete
+    entry.not_run, entry.stopped, entry.usage = report.not_run, report.stopped, report.usage
     run_dir.save_manifest(manifest)
     run_dir.save_ledger(run_dir.load_ledger())  # ledger.json: the journal summed, for people and tools
 

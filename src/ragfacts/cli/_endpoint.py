@@ -205,7 +205,7 @@ def _check_target(run_dir: RunDir, job: DatasetRun) -> None:
         manifest = run_dir.load_manifest()
     except RunError as error:
         fail(str(error))
-    before = (manifest or {}).get("dataset", {}).get("path")
+    before = manifest.dataset.path if manifest is not None else None
     if before is not None and before != str(job.data.resolve()) and not job.options.force:
         fail(
             f"{run_dir.target} holds results of another dataset ({before}). Give a new -o, or add --force to run "

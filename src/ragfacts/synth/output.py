@@ -43,7 +43,7 @@ class SynthOutput(RunDir):
         manifest = self.load_manifest()
         if manifest is None and _has_content(self.dataset):
             raise RunError(f"{self.dataset} exists and was not written by ragfacts synth; give another -o")
-        if manifest is not None and [m.get("name") for m in manifest.get("methods", [])] != ["synth"]:
+        if manifest is not None and [m.name for m in manifest.methods] != ["synth"]:
             raise RunError(f"{self.manifest} belongs to another kind of ragfacts run; give another -o")
         if manifest is None and _has_content(self.results):
             self._refuse_unless_ours()
@@ -95,9 +95,10 @@ def write_dataset(output: SynthOutput, plan: RunPlan, model: ChatModel) -> Synth
             for row in dataset_rows(item, result):
                 handle.write(results_line(row) + "\n")
                 summary.items += 1
-    manifest = output.load_manifest() or {}
-    manifest["synth"] = summary.model_dump(mode="json")
-    output.save_manifest(manifest)
+    manifest = output.load_manifest()
+    if manifest is not None:  # written by the run that made the results
+        manifest.synth = summary.model_dump(mode="json")
+        output.save_manifest(manifest)
     return summary
 
 
