@@ -1,9 +1,10 @@
-"""What `check`, `recall` and `evaluate` share: the chosen method, one answer judged, and the dataset path
-(open the data, run the runner, report, gate).
+"""What `check`, `recall`, `evaluate` and `bench` share: the chosen method, one answer judged, and the dataset
+path (open the data, evaluate the plan, report, gate).
 
 Output order on stderr: how the data is read, progress, what ran, the summary (with its rule), any
-command-specific tables, gate results, and the usage ledger last. With --json, stdout gets one document:
-the run directory, the summaries and one row per item.
+command-specific tables, the verdict of every row (`--verdicts`, none with `--quiet`) and the counts line, failure
+reasons, gate results, and the usage ledger last. With --json, stdout gets one document: the run directory,
+the summaries and one row per item.
 """
 
 from __future__ import annotations
