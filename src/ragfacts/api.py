@@ -20,15 +20,15 @@ from typing import Any, overload
 
 from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.display import Summary, results_html, summary_line
-from ragfacts.bench.evaluation import RunResult, evaluate_plan
+from ragfacts.bench.evaluation import RunResult, evaluate_plan, rows_of
 from ragfacts.bench.progress import NoProgress, progress_for
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, RunReport
-from ragfacts.bench.summary import MethodSummary, row_view
+from ragfacts.bench.summary import MethodSummary
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome, create_method
+from ragfacts.methods.base import Method, create_method
 from ragfacts.methods.view import typed_result
 from ragfacts.models import ChatModel
 from ragfacts.runtime import Runtime, Settings, run_sync
@@ -175,15 +175,11 @@ def read_run(path: str | Path) -> Results:
     run = load_run(path)
     kinds = run.kinds()
     judged = list(run.judged())
-    rows, details = [], []
-    for item, lines in judged:
-        by_method = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-        rows.append(row_view(item.model_dump(), by_method, kinds))
-        details.append({method: _typed(method, line["result"]) for method, line in lines.items()})
     counted = sum(len(lines) for _, lines in judged)
     usage = Usage.model_validate((run.ledger or {}).get("total", {}))
     report = RunReport(results=counted, reused=counted, usage=usage)
-    return Results(rows, details, run.summaries, report, Path(path), list(verdict_rows(judged, kinds)))
+    verdicts = list(verdict_rows(judged, kinds))
+    return Results(rows_of(judged, kinds), _details(judged), run.summaries, report, Path(path), verdicts)
 
 
 def _method(spec: str, kind: str, options: dict[str, Any]) -> Method:
@@ -251,9 +247,13 @@ def _run(
 
 
 def _results(result: RunResult, output: str | Path | None) -> Results:
-    details = [{method: _typed(method, line["result"]) for method, line in lines.items()} for _, lines in result.judged]
     run_dir = Path(output) if output is not None else None
-    return Results(result.rows(), details, result.summaries, result.report, run_dir, result.verdicts())
+    return Results(result.rows(), _details(result.judged), result.summaries, result.report, run_dir, result.verdicts())
+
+
+def _details(judged: list[tuple[Item, dict[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Per item, each method's full result as its type (CheckResult, RecallResult, ...)."""
+    return [{method: _typed(method, line["result"]) for method, line in lines.items()} for _, lines in judged]
 
 
 def _typed(spec: str, result: dict[str, Any]) -> Any:

@@ -122,3 +122,9 @@ _ALIASES = _aliases()
 def parse_error_type(label: str) -> ErrorType | None:
     """Map a dataset or human label ("KCont", "kcont.", "Contradiction Error", "矛盾错误") to an ErrorType."""
     return _ALIASES.get(_key(label)) if label.strip() else None
+
+
+def named(code: str | ErrorType) -> str:
+    """An error type's code with its English name, e.g. "KConf. conflation"; an unknown label as it is."""
+    known = code if isinstance(code, ErrorType) else parse_error_type(code)
+    return f"{known.value} {known.info.name_en}" if known is not None else str(code)

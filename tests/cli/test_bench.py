@@ -5,22 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
 from ragfacts.cli.bench import parse_methods
-from tests.conftest import TEST_KEY
 from tests.scripted_server import Reply, ScriptedServer
 
 runner = CliRunner()
 REFERENCE = "The Nile flows north into the Mediterranean Sea."
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def invoke(server: ScriptedServer, *args: str):

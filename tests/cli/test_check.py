@@ -12,17 +12,10 @@ from typer.testing import CliRunner
 from ragfacts.bench.official_csv import OFFICIAL_OUTPUT_COLUMNS
 from ragfacts.cli import app
 from ragfacts.text import delimit
-from tests.conftest import TEST_KEY
 from tests.methods.test_lface4rag import REFERENCE, SEG1, SEG2, decomposition, names
 from tests.scripted_server import Reply, ScriptedServer
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def invoke(server: ScriptedServer, *args: str):

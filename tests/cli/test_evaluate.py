@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
@@ -21,12 +20,6 @@ from tests.scripted_server import Reply, ScriptedServer
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def invoke(url: str, *args: str, cache: bool = False):

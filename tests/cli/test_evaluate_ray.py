@@ -15,22 +15,15 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
 from tests.bench.test_ray_engine import import_ray_or_skip
 from tests.conftest import TEST_KEY
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import Reply
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def write_rows(path: Path, count: int) -> Path:

@@ -16,16 +16,10 @@ from typer.testing import CliRunner
 
 from ragfacts.cli import app
 from tests.conftest import TEST_KEY
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def rows(path: Path, n: int) -> Path:

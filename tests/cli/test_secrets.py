@@ -10,12 +10,11 @@ import base64
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
 from tests.conftest import TEST_KEY
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import Reply
 
 runner = CliRunner()
 ECHO = "Incorrect API key provided: {key}. You can find your API key at https://example.invalid/keys."
@@ -41,12 +40,6 @@ def dataset(folder: Path) -> Path:
     rows = [{"id": f"r{n}", "reference": "The tower is 300 m tall.", "answer": f"It is {n} m tall."} for n in (1, 2)]
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return data
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def test_api_key_in_401_message_is_never_stored_or_printed(server, tmp_path, isolated_home):

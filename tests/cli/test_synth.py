@@ -9,7 +9,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
-from tests.conftest import TEST_KEY
 from tests.scripted_server import Reply, ScriptedServer
 
 runner = CliRunner()
@@ -19,12 +18,6 @@ ROWS = [
     {"id": "rhine", "answer": "The Rhine ends in the North Sea.", "reference": "The Rhine flows into the North Sea."},
     {"id": "yangtze", "reference": "长江向东流，注入东海。"},
 ]  # fmt: skip
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def invoke(server: ScriptedServer, *args: str):

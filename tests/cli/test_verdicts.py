@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
 from ragfacts.text import delimit
-from tests.conftest import TEST_KEY
 from tests.methods.test_lface4rag import decomposition
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -19,12 +17,6 @@ LONG_FLAW = (
     "The tower was completed in 1949 by a consortium of engineers from three countries, who also designed the "
     "lifts, the stairs, the lighting and the antenna that crowns it today."
 )
-
-
-@pytest.fixture
-def server(scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    return scripted_server
 
 
 def invoke(server: ScriptedServer, *args: str):

@@ -60,7 +60,7 @@ def test_a_supported_answer_passes_and_an_unsupported_one_fails_showing_its_segm
         [
             "*AssertionError: ragfacts (lface4rag): INCONSISTENT, faithfulness 0.00",
             f'*flagged segment #1 (inconsistent): "{WRONG}"',
-            "*error types: KInve. (entity inversion)",
+            "*error types: KInve. entity inversion",
             "*FAILED test_answers.py::test_unsupported*",
         ]
     )

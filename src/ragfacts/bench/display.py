@@ -9,22 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from ragfacts.bench.summary import Estimate, MethodSummary
+from ragfacts.bench.summary import MethodSummary
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow
 
 HTML_ROWS = 50  # rows shown in a notebook; to_pandas() has them all
 _COLOURS = {"consistent": "#1a7f37", "inconsistent": "#cf222e", "uncertain": "#8250df", "unscored": "#9a6700"}
-
-
-def estimate_text(estimate: Estimate, percent: bool = False) -> str:
-    """e.g. "0.812 [0.700, 0.905]" or "66.7% [40.0, 90.0]"; "-" when nothing was judged."""
-    if estimate.value is None:
-        return "-"
-    scale, unit, digits = (100, "%", 1) if percent else (1, "", 3)
-    text = f"{scale * estimate.value:.{digits}f}{unit}"
-    if estimate.low is not None and estimate.high is not None:
-        text += f" [{scale * estimate.low:.{digits}f}, {scale * estimate.high:.{digits}f}]"
-    return text
 
 
 def summary_line(s: MethodSummary) -> str:
@@ -32,12 +21,12 @@ def summary_line(s: MethodSummary) -> str:
     parts = [f"{s.judged}/{s.applicable} judged"]
     if s.kind == "precision":
         if s.consistent_share is not None:
-            parts.append(f"{estimate_text(s.consistent_share, percent=True)} consistent")
-        parts.append(f"faithfulness {estimate_text(s.score)}")
+            parts.append(f"{s.consistent_share.text(percent=True)} consistent")
+        parts.append(f"faithfulness {s.score.text()}")
         if s.uncertain:
             parts.append(f"{s.uncertain} uncertain")
     else:
-        parts.append(f"recall {estimate_text(s.score)}")
+        parts.append(f"recall {s.score.text()}")
     if s.unscored:
         parts.append(f"{s.unscored} unscored")
     if s.incomplete:
@@ -59,8 +48,8 @@ def summary_html(summaries: Sequence[MethodSummary]) -> str:
     head = ["method", "judged", "consistent", "faithfulness / recall", "uncertain", "unscored", "with failed calls"]
     rows = []
     for s in summaries:
-        consistent = estimate_text(s.consistent_share, percent=True) if s.consistent_share is not None else "-"
-        score = f"{'faithfulness' if s.kind == 'precision' else 'recall'} {estimate_text(s.score)}"
+        consistent = s.consistent_share.text(percent=True) if s.consistent_share is not None else "-"
+        score = f"{'faithfulness' if s.kind == 'precision' else 'recall'} {s.score.text()}"
         cells = [s.method, f"{s.judged}/{s.applicable}", consistent, score, s.uncertain, s.unscored, s.incomplete]
         rows.append(cells)
     return _table(head, [[escape(str(c)) for c in row] for row in rows])

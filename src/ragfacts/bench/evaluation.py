@@ -17,7 +17,7 @@ from typing import Any
 from ragfacts.bench.gates import GateResult, check_gates
 from ragfacts.bench.progress import RunProgress
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, RunReport, current_outcomes, run, summarise
+from ragfacts.bench.runner import RunPlan, RunReport, current_outcomes, run, summarise_judged
 from ragfacts.bench.summary import MethodSummary, row_view
 from ragfacts.bench.verdicts import VerdictRow, verdict_rows
 from ragfacts.items import Item
@@ -42,13 +42,9 @@ class RunResult:
     def kinds(self) -> dict[str, Kind]:
         return {m.spec: m.kind for m in self.plan.methods}
 
-    def outcomes(self, lines: dict[str, dict[str, Any]]) -> dict[str, Outcome]:
-        """One item's outcomes by method, from its lines."""
-        return {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
-
     def rows(self) -> list[dict[str, Any]]:
         """One row per item: id, label, faithfulness, recall, failures, complete."""
-        return [row_view(item.model_dump(), self.outcomes(lines), self.kinds) for item, lines in self.judged]
+        return rows_of(self.judged, self.kinds)
 
     def verdicts(self) -> list[VerdictRow]:
         """One verdict row per item, with the texts and the methods' views (built when read)."""
@@ -78,6 +74,15 @@ class RunResult:
         return check_gates(self.summaries, thresholds)
 
 
+def rows_of(judged: list[tuple[Item, dict[str, dict[str, Any]]]], kinds: dict[str, Kind]) -> list[dict[str, Any]]:
+    """One row per item (id, label, faithfulness, recall, failures, complete) from its current lines."""
+    rows = []
+    for item, lines in judged:
+        outcomes = {method: Outcome.model_validate(line["outcome"]) for method, line in lines.items()}
+        rows.append(row_view(item.model_dump(), outcomes, kinds))
+    return rows
+
+
 async def evaluate_plan(
     run_dir: RunDir,
     plan: RunPlan,
@@ -94,4 +99,5 @@ async def evaluate_plan(
 def read_result(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport | None = None) -> RunResult:
     """The current results of `plan` in `run_dir`, with the report of the run that made them."""
     judged = list(current_outcomes(run_dir, plan, model))
-    return RunResult(run_dir, plan, report or RunReport(), judged, summarise(run_dir, plan, model))
+    summaries = summarise_judged(judged, [m.resolved(model) for m in plan.methods])  # from the lines read, once
+    return RunResult(run_dir, plan, report or RunReport(), judged, summaries)

@@ -17,7 +17,7 @@ import platform
 import secrets
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -148,20 +148,23 @@ def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterat
 
 def summarise(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[MethodSummary]:
     """One summary per method over the dataset's items, from the current results only."""
-    methods = [m.resolved(model) for m in plan.methods]
-    configs = {m.spec: m.configuration_hash(model) for m in methods}
-    index = run_dir.index()
+    return summarise_judged(current_outcomes(run_dir, plan, model), [m.resolved(model) for m in plan.methods])
+
+
+def summarise_judged(
+    judged: Iterable[tuple[Item, dict[str, dict[str, Any]]]], methods: list[Method]
+) -> list[MethodSummary]:
+    """One summary per method from each item's current lines (`current_outcomes`): its judged outcomes over the
+    items it can judge (those it cannot are in no denominator)."""
     outcomes: dict[str, list[Outcome]] = {m.spec: [] for m in methods}
     applicable = dict.fromkeys(outcomes, 0)
-    for item in plan.dataset.items():
-        content = item.content_hash()
+    for item, lines in judged:
         for m in methods:
             if m.accepts(item) is not None:
                 continue
             applicable[m.spec] += 1
-            entry = index.get(item.id, m.spec)
-            if entry is not None and entry.content_hash == content and entry.config_hash == configs[m.spec]:
-                outcomes[m.spec].append(Outcome.model_validate(entry.outcome))
+            if m.spec in lines:
+                outcomes[m.spec].append(Outcome.model_validate(lines[m.spec]["outcome"]))
     return [summarise_method(m.spec, m.kind, applicable[m.spec], outcomes[m.spec]) for m in methods]
 
 

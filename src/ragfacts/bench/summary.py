@@ -33,6 +33,16 @@ class Estimate(BaseModel):
     high: float | None = None
     n: int = 0
 
+    def text(self, percent: bool = False) -> str:
+        """e.g. "0.812 [0.700, 0.905]" or, as a percentage, "66.7% [40.0, 90.0]"; "-" when nothing was judged."""
+        if self.value is None:
+            return "-"
+        scale, unit, digits = (100, "%", 1) if percent else (1, "", 3)
+        text = f"{scale * self.value:.{digits}f}{unit}"
+        if self.low is not None and self.high is not None:
+            text += f" [{scale * self.low:.{digits}f}, {scale * self.high:.{digits}f}]"
+        return text
+
 
 class MethodSummary(BaseModel):
     """One method over a dataset."""

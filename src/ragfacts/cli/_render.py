@@ -9,10 +9,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.recall_metrics import RecallMetrics
-from ragfacts.bench.summary import RULE, Estimate, MethodSummary
+from ragfacts.bench.summary import RULE, MethodSummary
 from ragfacts.console import err
 from ragfacts.methods.view import ResultView, outcome_view
-from ragfacts.typology import ErrorType, parse_error_type
+from ragfacts.typology import ErrorType, named, parse_error_type
 
 LABEL_STYLE = {"consistent": "green", "inconsistent": "red", "unscored": "yellow", "uncertain": "magenta"}
 
@@ -114,7 +114,7 @@ def show_legend(codes: Iterable[ErrorType | str]) -> None:
     types = [t if isinstance(t, ErrorType) else parse_error_type(t) for t in codes]
     known = list(dict.fromkeys(t for t in types if t is not None))
     if known:
-        err.print("error types: " + " · ".join(f"{t.value} {t.info.name_en}" for t in known), style="dim")
+        err.print("error types: " + " · ".join(named(t) for t in known), style="dim")
 
 
 def summary_table(summaries: Sequence[MethodSummary]) -> Table:
@@ -126,13 +126,13 @@ def summary_table(summaries: Sequence[MethodSummary]) -> Table:
         judged = f"{s.judged}/{s.applicable}"
         consistent = "-"
         if s.consistent_share is not None:
-            consistent = _estimate(s.consistent_share, percent=True)
+            consistent = s.consistent_share.text(percent=True)
             apart = [f"{n} {name}" for n, name in ((s.uncertain, "uncertain"), (s.unscored, "unscored")) if n]
             if apart:
                 consistent += f" ({', '.join(apart)})"
         label = "faithfulness" if s.kind == "precision" else "recall"
         upper = f"{s.score_if_failed_is_1:.3f}" if s.score_if_failed_is_1 is not None else "-"
-        table.add_row(escape(s.method), judged, consistent, f"{label} {_estimate(s.score)}", upper, str(s.incomplete))
+        table.add_row(escape(s.method), judged, consistent, f"{label} {s.score.text()}", upper, str(s.incomplete))
     return table
 
 
@@ -156,17 +156,6 @@ def recall_metrics_table(metrics: Sequence[RecallMetrics]) -> Table:
             _percent(m.f1_micro),
         )
     return table
-
-
-def _estimate(estimate: Estimate, percent: bool = False) -> str:
-    if estimate.value is None:
-        return "-"
-    scale, unit = (100, "%") if percent else (1, "")
-    digits = 1 if percent else 3
-    text = f"{scale * estimate.value:.{digits}f}{unit}"
-    if estimate.low is not None and estimate.high is not None:
-        text += f" [{scale * estimate.low:.{digits}f}, {scale * estimate.high:.{digits}f}]"
-    return text
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -29,7 +29,7 @@ from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.console import err
 from ragfacts.items import Item
 from ragfacts.methods.lface4rag import CheckResult
-from ragfacts.typology import parse_error_type
+from ragfacts.typology import named
 
 
 @app.command()
@@ -114,14 +114,8 @@ def _after(result: RunResult, csv_out: Path | None) -> dict[str, Any]:
             if csv_out is not None:
                 results.append(CheckResult.model_validate(line["result"]))
     if counts:
-        err.print("error types found: " + ", ".join(f"{n} × {_named(code)}" for code, n in sorted(counts.items())))
+        err.print("error types found: " + ", ".join(f"{n} × {named(code)}" for code, n in sorted(counts.items())))
     if csv_out is not None:
         write_official_csv(results, csv_out)
         err.print(f"official Face4RAG CSV: {csv_out}")
     return {"error_types": dict(sorted(counts.items()))}
-
-
-def _named(code: str) -> str:
-    """An error-type code with its name, e.g. "KConf. conflation"."""
-    known = parse_error_type(code)
-    return f"{code} {known.info.name_en}" if known is not None else code

@@ -24,7 +24,7 @@ from ragfacts.cli._dataset import RunOptions, parse_mapping, with_run_options
 from ragfacts.console import err, print_json
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.synth import SourceDataset, Synthesiser, SynthOptions, SynthOutput, SynthSummary, Tally, write_dataset
-from ragfacts.typology import TYPOLOGY, ErrorType
+from ragfacts.typology import named
 
 _OPTION = SynthOptions.model_fields
 
@@ -132,7 +132,7 @@ def summary_table(summary: SynthSummary) -> Table:
     for column in ("answers", "asked", "kept", "rejected by the check", "no usable edit", "failed calls"):
         table.add_column(column, justify="left" if column == "answers" else "right")
     for code, tally in summary.by_type.items():
-        table.add_row(f"{code} {TYPOLOGY[ErrorType(code)].name_en}", *_cells(tally))
+        table.add_row(named(code), *_cells(tally))
     for kind, tally in summary.positives.items():
         if tally.asked:
             table.add_row(f"consistent: {kind}", *_cells(tally))

@@ -64,7 +64,9 @@ def _precision_lines(view: ResultView | None) -> list[str]:
         label = {"unsupported": "inconsistent"}.get(unit.verdict, unit.verdict)
         lines.append(f'flagged {view.unit_name} #{number} ({label}): "{unit.text}"')
         if unit.error_types:
-            lines.append(f"  error types: {', '.join(_named(code) for code in unit.error_types)}")
+            from ragfacts.typology import named  # here, not at import: the pytest plugin loads this module
+
+            lines.append(f"  error types: {', '.join(named(code) for code in unit.error_types)}")
         for explanation in unit.explanations or ([unit.explanation] if unit.explanation else []):
             lines.append("  " + explanation.replace("\n", "\n    "))
         if unit.note:
@@ -105,10 +107,3 @@ def explain_recall(method: str, row: dict[str, Any], result: Any, min_recall: fl
 def _view(result: Any) -> ResultView | None:
     """The result's own view, where its type gives one."""
     return result.view() if hasattr(result, "view") else None
-
-
-def _named(code: str) -> str:
-    from ragfacts.typology import parse_error_type
-
-    known = parse_error_type(code)
-    return f"{code} ({known.info.name_en})" if known is not None else code

@@ -26,6 +26,7 @@ failed), `score` None and `success` False. The judge is ragfacts's: no DeepEval 
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from typing import Any
 
 from deepeval.errors import MissingTestCaseParamsError
@@ -38,7 +39,7 @@ from ragfacts.integrations._judge import Judge
 __all__ = ["RagfactsFaithfulnessMetric", "RagfactsRecallMetric"]
 
 
-class _RagfactsMetric(BaseMetric):
+class _RagfactsMetric(BaseMetric, ABC):
     metric_name = "ragfacts"
 
     def __init__(self, threshold: float = 1.0, judge: Judge | None = None, async_mode: bool = True) -> None:
@@ -61,8 +62,9 @@ class _RagfactsMetric(BaseMetric):
     def __name__(self) -> str:
         return self.metric_name
 
+    @abstractmethod
     def _judge(self, test_case: LLMTestCase) -> Judgement:
-        raise NotImplementedError
+        """The judgement of one test case: faithfulness or recall."""
 
     def _record(self, judgement: Judgement) -> float | None:
         self.score = judgement.score

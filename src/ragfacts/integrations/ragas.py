@@ -24,6 +24,7 @@ they call ragfacts's own judge, in a worker thread so that RAGAS's event loop ke
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,8 +49,9 @@ class _RagfactsMetric(SingleTurnMetric):
         judgement = await self._judge(sample)
         return judgement.score if judgement.score is not None else math.nan
 
+    @abstractmethod
     async def _judge(self, sample: Any) -> Judgement:
-        raise NotImplementedError
+        """The judgement of one sample: faithfulness or recall."""
 
 
 @dataclass
