@@ -59,6 +59,7 @@ from ragfacts.models import (
     Message,
     ModelOptions,
     RawReply,
+    Request,
     StructuredMode,
     UsageLedger,
     build_model,
@@ -88,23 +89,16 @@ class PromptRecorder(ChatModel):
     def __init__(self, schema_in_prompt: bool) -> None:
         super().__init__("recorder", ModelOptions(schema_in_prompt=schema_in_prompt, reasks=0, max_retries=0))
         self.segments: list[str] = []
-        self.sent: list[Request] = []
+        self.sent: list[Sent] = []
 
-    async def _send(
-        self,
-        messages: list[Message],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        mode: StructuredMode,
-        params: dict[str, Any],
-    ) -> RawReply:
-        self.sent.append(Request(schema_name, [m.model_dump() for m in messages], schema or {}))
-        return RawReply(text=json.dumps({"segments": self.segments}) if schema_name == "Decomposition" else "{}")
+    async def _send(self, request: Request) -> RawReply:
+        name = request.schema_name
+        self.sent.append(Sent(name, [m.model_dump() for m in request.messages], request.schema or {}))
+        return RawReply(text=json.dumps({"segments": self.segments}) if name == "Decomposition" else "{}")
 
 
 @dataclass
-class Request:
+class Sent:
     """One request as sent: the schema's name (the stage), the messages, the JSON schema."""
 
     schema_name: str
@@ -112,7 +106,7 @@ class Request:
     schema: dict[str, Any]
 
 
-async def rendered_calls(item: Item, segments: list[str], *, schema_in_prompt: bool) -> list[Request]:
+async def rendered_calls(item: Item, segments: list[str], *, schema_in_prompt: bool) -> list[Sent]:
     """The requests of one answer in paper mode, in sending order, with `segments` as its decomposition."""
     recorder = PromptRecorder(schema_in_prompt)
     recorder.segments = segments
@@ -140,11 +134,11 @@ def shares(prompts: list[list[int]]) -> dict[str, Any]:
     }
 
 
-def segment_last(request: Request) -> Request:
+def segment_last(request: Sent) -> Sent:
     """The request with its delimited segment moved to the very end of the prompt (after the schema text)."""
     last = request.messages[-1]
     moved = {**last, "content": segment_moved_last(last["content"])}
-    return Request(request.schema_name, [*request.messages[:-1], moved], request.schema)
+    return Sent(request.schema_name, [*request.messages[:-1], moved], request.schema)
 
 
 def segment_moved_last(content: str) -> str:

@@ -28,7 +28,7 @@ from ragfacts.bench.summary import MethodSummary
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, create_method
+from ragfacts.methods.base import Method, create_method, method_of_kind
 from ragfacts.methods.view import typed_result
 from ragfacts.models import ChatModel
 from ragfacts.runtime import Runtime, Settings, run_sync
@@ -138,7 +138,7 @@ def check(
     **options: Any,
 ) -> Results:
     """Precision of one answer (`reference=`, `answer=`) or of every row of `data`; `options` are the method's."""
-    judge = _method(method, "precision", options)
+    judge = method_of_kind("precision", method, options)
     if data is None:
         data = [Item(question=question, reference=reference or "", answer=answer or "")]
     return _run(_dataset(data, mapping), [judge], model, output, strict=True, **(settings or {}))
@@ -159,7 +159,7 @@ def recall(
     **options: Any,
 ) -> Results:
     """Recall of one answer (`answer=` with `facts=` or `ground_truth=`) or of every row of `data`."""
-    judge = _method(method, "recall", options)
+    judge = method_of_kind("recall", method, options)
     if data is None:
         given = list(facts) if facts is not None else None
         data = [Item(question=question, ground_truth=ground_truth, facts=given, answer=answer or "")]
@@ -180,13 +180,6 @@ def read_run(path: str | Path) -> Results:
     report = RunReport(results=counted, reused=counted, usage=usage)
     verdicts = list(verdict_rows(judged, kinds))
     return Results(rows_of(judged, kinds), _details(judged), run.summaries, report, Path(path), verdicts)
-
-
-def _method(spec: str, kind: str, options: dict[str, Any]) -> Method:
-    judge = create_method(spec, **options)
-    if judge.kind != kind:
-        raise ValueError(f"{spec} is a {judge.kind} method, not a {kind} method")
-    return judge
 
 
 def _dataset(data: Data, mapping: dict[str, str] | None) -> Dataset:

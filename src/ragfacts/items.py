@@ -42,6 +42,14 @@ class Item(BaseModel):
     fact_labels: list[bool | None] | None = None  # human verdict per given fact
     meta: dict[str, Any] = Field(default_factory=dict)  # the dataset's other columns
 
+    @property
+    def key(self) -> str:
+        """The id a run files the item's results under: items of a dataset always have one; an item built in code
+        must be given one before it is run."""
+        if self.id is None:
+            raise ValueError("an item without an id cannot be run; give it an id")
+        return self.id
+
     def content_hash(self) -> str:
         """A hash of what a method may read (not the id, gold labels or other columns)."""
         return digest({name: getattr(self, name) for name in JUDGED_FIELDS})

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -122,7 +122,7 @@ class Runtime:
             self.cache.close()
 
 
-def run_sync(job: Callable[[], Awaitable[T]]) -> T:
+def run_sync(job: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine to completion from synchronous code, also inside a running event loop (Jupyter).
 
     Inside a running loop the coroutine runs on a fresh loop in a worker thread while this thread waits:

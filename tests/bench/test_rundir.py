@@ -31,7 +31,7 @@ def test_a_run_directory_or_a_jsonl_file_with_its_files_beside_it(tmp_path):
 
 def test_appended_lines_are_indexed_and_the_latest_line_of_an_item_wins(tmp_path):
     run_dir = RunDir(tmp_path / "run")
-    with run_dir.appender() as append:
+    with run_dir.log.appender() as append:
         append(line("a", complete=False))
         append(line("b"))
         append(line("a"))
@@ -42,7 +42,7 @@ def test_appended_lines_are_indexed_and_the_latest_line_of_an_item_wins(tmp_path
 
 def test_a_torn_last_line_is_dropped_on_repair_and_nothing_else_changes(tmp_path):
     run_dir = RunDir(tmp_path / "run")
-    with run_dir.appender() as append:
+    with run_dir.log.appender() as append:
         append(line("a"))
     run_dir.save_manifest(Manifest(ragfacts="0", methods=[]))
     whole = run_dir.results.read_text(encoding="utf-8")
@@ -103,10 +103,10 @@ def test_a_second_run_on_a_locked_directory_is_refused(tmp_path):
 
 def test_rewrite_keeps_only_the_lines_asked_for_atomically(tmp_path):
     run_dir = RunDir(tmp_path / "run")
-    with run_dir.appender() as append:
+    with run_dir.log.appender() as append:
         for name in "abc":
             append(line(name))
-    assert run_dir.rewrite(lambda number, data: data["id"] != "b") == 1
+    assert run_dir.log.rewrite(lambda number, data: data["id"] != "b") == 1
     assert [entry["id"] for entry in run_dir.lines()] == ["a", "c"]
     assert not list(tmp_path.glob("run/*.tmp"))
 
@@ -114,7 +114,7 @@ def test_rewrite_keeps_only_the_lines_asked_for_atomically(tmp_path):
 def test_the_index_reads_only_the_head_of_a_line_even_when_texts_look_like_its_keys(tmp_path):
     run_dir = RunDir(tmp_path / "run")
     tricky = 'x, "item": {"id": "y"}'
-    with run_dir.appender() as append:
+    with run_dir.log.appender() as append:
         append({**line(tricky), "item": {"answer": ', "item": '}, "result": {"big": "x" * 10_000}})
     entry = run_dir.index().get(tricky, "m")
     assert entry is not None and entry.complete and entry.outcome == {"kind": "precision"}

@@ -244,3 +244,19 @@ def test_the_official_csv_may_not_overwrite_the_input(server, tmp_path):
     result = invoke(server, "check", str(data), "-o", str(tmp_path / "run"), "--csv-out", str(data))
     assert result.exit_code == 2 and "also an input" in result.output
     assert data.read_text(encoding="utf-8") == before and server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--method", "holistic"], "holistic gives none"),
+        (["--escalate-to", "openai:other", "--uncertain", "0.3,0.7"], "with --escalate-to"),
+    ],
+)
+def test_the_official_csv_is_refused_for_results_without_lface4rags_segments(server, tmp_path, extra, named):
+    data, official = dataset(tmp_path / "d.csv", ["1"]), tmp_path / "o.csv"
+    result = invoke(server, "check", str(data), "-o", str(tmp_path / "run"), "--csv-out", str(official), *extra)
+    assert (
+        result.exit_code == 2 and "--csv-out writes L-Face4RAG's segments" in result.output and named in result.output
+    )
+    assert server.requests == [] and not official.exists() and not (tmp_path / "run").exists()

@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from ragfacts.models import ChatModel, ConfigurationError, ModelSpec, RawReply, build_model, parse_spec, registry
+from ragfacts.models import (
+    ChatModel,
+    ConfigurationError,
+    ModelSpec,
+    RawReply,
+    Request,
+    build_model,
+    parse_spec,
+    registry,
+)
 from ragfacts.models.registry import backend, registered_backends
 from ragfacts.models.spec import check_credentials
 
@@ -27,8 +36,8 @@ def echo_backend() -> Iterator[type[ChatModel]]:
         def build(cls, spec: ModelSpec, options: Any, **shared: Any) -> ChatModel:
             return cls(spec.name or "", options, **shared)
 
-        async def _send(self, messages: Any, *, schema: Any, schema_name: str, mode: Any, params: Any) -> RawReply:
-            return RawReply(text=messages[-1].content)
+        async def _send(self, request: Request) -> RawReply:
+            return RawReply(text=request.messages[-1].content)
 
     yield EchoModel
     registry._BACKENDS.pop("echo", None)
@@ -59,5 +68,5 @@ def test_a_name_taken_by_another_backend_is_refused(echo_backend):
 
         @backend("echo")
         class Other(ChatModel):
-            async def _send(self, *args: Any, **kwargs: Any) -> RawReply:
+            async def _send(self, request: Request) -> RawReply:
                 raise NotImplementedError

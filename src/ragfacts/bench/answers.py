@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from ragfacts import redaction
-from ragfacts.bench.rundir import RunDir, RunError, parse_own_line, refuse_unless_ours, results_line
-from ragfacts.files import replace_text, replacing
+from ragfacts.bench.jsonl import JsonlLog, RunError
+from ragfacts.bench.rundir import RunDir
+from ragfacts.files import replace_text
 
 ANSWERS_VERSION = 1
 _LINE_KEYS = ("v", "key", "config_hash", "ok", "question")
@@ -36,6 +38,7 @@ class AnswerStore:
         else:
             self.answers = target / "answers.jsonl"
             self.config = target / "endpoint.json"
+        self.log = JsonlLog(self.answers, "answers", _LINE_KEYS, ANSWERS_VERSION, self.config.exists)
 
     @property
     def paths(self) -> tuple[Path, Path]:
@@ -62,39 +65,11 @@ class AnswerStore:
 
     def load(self, *, repair: bool = False) -> dict[str, dict[str, Any]]:
         """The latest line per question key; with `repair`, cut a line torn by a killed run."""
-        latest: dict[str, dict[str, Any]] = {}
-        if not self.answers.exists():
-            return latest
-        torn_at: int | None = None
-        with self.answers.open("rb") as handle:
-            offset = 0
-            for number, raw in enumerate(handle, start=1):
-                if not raw.endswith(b"\n"):
-                    torn_at = offset
-                    break
-                offset += len(raw)
-                if raw.strip():
-                    line = self._parse(raw, number)
-                    latest[line["key"]] = line
-        if torn_at is not None and repair:
-            if not latest and not self.config.exists():
-                self._refuse_unless_ours()
-            with self.answers.open("r+b") as handle:
-                handle.truncate(torn_at)
-        return latest
+        return {line["key"]: line for _, line in self.log.read(repair=repair)}
 
-    @contextlib.contextmanager
-    def appender(self) -> Iterator[Callable[[dict[str, Any]], None]]:
-        """A function that appends one whole answers line and flushes it."""
-        self.answers.parent.mkdir(parents=True, exist_ok=True)
-        with self.answers.open("ab", buffering=0) as handle:
-
-            def append(line: dict[str, Any]) -> None:
-                data = memoryview((results_line({"v": ANSWERS_VERSION, **line}) + "\n").encode("utf-8"))
-                while data:
-                    data = data[handle.write(data) :]
-
-            yield append
+    def appender(self) -> AbstractContextManager[Callable[[dict[str, Any]], None]]:
+        """A function that appends one whole answers line (versioned here) and flushes it."""
+        return _versioned(self.log)
 
     def save_configuration(self, configuration: dict[str, Any]) -> None:
         text = json.dumps(configuration, ensure_ascii=False, indent=2) + "\n"
@@ -102,19 +77,16 @@ class AnswerStore:
 
     def compact(self, keep: set[str], config_hash: str) -> int:
         """Keep only the latest line of each key in `keep` made with `config_hash`; returns the lines dropped."""
-        if not self.answers.exists():
+        lines = list(self.log.read())
+        latest = {line["key"]: number for number, line in lines}
+        wanted = {
+            number
+            for number, line in lines
+            if latest[line["key"]] == number and line["key"] in keep and line["config_hash"] == config_hash
+        }
+        if len(wanted) == len(lines):
             return 0
-        latest = self.load()
-        wanted = {id(line) for key, line in latest.items() if key in keep and line["config_hash"] == config_hash}
-        with self.answers.open("rb") as handle:
-            total = sum(1 for raw in handle if raw.strip())
-        if len(wanted) == total:
-            return 0
-        with replacing(self.answers) as out:
-            for line in latest.values():
-                if id(line) in wanted:
-                    out.write(results_line(line) + "\n")
-        return total - len(wanted)
+        return self.log.rewrite(lambda number, _line: number in wanted)
 
     def _saved_configuration(self) -> dict[str, Any]:
         try:
@@ -123,11 +95,11 @@ class AnswerStore:
             return {}
         return saved if isinstance(saved, dict) else {}
 
-    def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
-        return parse_own_line(self.answers, raw, number, _LINE_KEYS, ANSWERS_VERSION, "answers")
 
-    def _refuse_unless_ours(self) -> None:
-        refuse_unless_ours(self.answers, _LINE_KEYS, "answers")
+@contextlib.contextmanager
+def _versioned(log: JsonlLog) -> Iterator[Callable[[dict[str, Any]], None]]:
+    with log.appender() as append:
+        yield lambda line: append({"v": ANSWERS_VERSION, **line})
 
 
 def _shown(value: Any) -> str:

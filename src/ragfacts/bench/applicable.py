@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragfacts.datasets.layouts import map_hint
 from ragfacts.datasets.reader import DatasetError
-from ragfacts.methods.base import Kind
 
 if TYPE_CHECKING:
     from ragfacts.bench.runner import RunPlan
@@ -43,7 +43,7 @@ def check_applicable(plan: RunPlan, *, strict: bool, every_judge: bool = True) -
         )
 
 
-def _read_as(plan: RunPlan, kinds: list[Kind]) -> str:
+def _read_as(plan: RunPlan, kinds: Sequence[str]) -> str:
     """How the file is read, the columns not read, and the --map line that would read what the judges need."""
     dataset = plan.dataset
     needed = [field for kind, field in (("precision", "reference"), ("recall", "ground_truth")) if kind in kinds]

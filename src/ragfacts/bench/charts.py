@@ -59,18 +59,22 @@ def cost_against_accuracy(
     metrics: Sequence[ClassificationMetrics], colours: dict[str, str] | None = None
 ) -> str | None:
     """Each method as a point: tokens per answer against balanced accuracy."""
-    points = [(m, m.usage.tokens / max(m.answers, 1)) for m in metrics if m.balanced_accuracy.value is not None]
+    points = [
+        (m, m.balanced_accuracy.value, m.usage.tokens / max(m.answers, 1))
+        for m in metrics
+        if m.balanced_accuracy.value is not None
+    ]
     if not points:
         return None
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(6, 4))
-    for m, tokens in points:
+    for m, value, tokens in points:
         ba = m.balanced_accuracy
-        low, high = ba.low if ba.low is not None else ba.value, ba.high if ba.high is not None else ba.value
+        low, high = ba.low if ba.low is not None else value, ba.high if ba.high is not None else value
         axes.errorbar(
             [tokens],
-            [100 * ba.value],
-            yerr=[[100 * (ba.value - low)], [100 * (high - ba.value)]],
+            [100 * value],
+            yerr=[[100 * (value - low)], [100 * (high - value)]],
             fmt="o",
             capsize=3,
             color=(colours or {}).get(m.method),

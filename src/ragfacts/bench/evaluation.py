@@ -21,7 +21,7 @@ from ragfacts.bench.runner import RunPlan, RunReport, current_outcomes, run, sum
 from ragfacts.bench.summary import MethodSummary, row_view
 from ragfacts.bench.verdicts import VerdictRow, verdict_rows
 from ragfacts.items import Item
-from ragfacts.methods.base import Kind, Outcome
+from ragfacts.methods.base import Kind, Method, Outcome
 from ragfacts.models import ChatModel
 
 # How the pairs are judged when not in this process: called instead of `run` (the Ray engine).
@@ -40,7 +40,7 @@ class RunResult:
 
     @property
     def kinds(self) -> dict[str, Kind]:
-        return {m.spec: m.kind for m in self.plan.methods}
+        return {m.spec: m.kind for m in self.plan.methods if isinstance(m, Method)}
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per item: id, label, faithfulness, recall, failures, complete."""
@@ -99,5 +99,6 @@ async def evaluate_plan(
 def read_result(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport | None = None) -> RunResult:
     """The current results of `plan` in `run_dir`, with the report of the run that made them."""
     judged = list(current_outcomes(run_dir, plan, model))
-    summaries = summarise_judged(judged, [m.resolved(model) for m in plan.methods])  # from the lines read, once
+    judges = [m.resolved(model) for m in plan.methods if isinstance(m, Method)]
+    summaries = summarise_judged(judged, judges)  # from the lines read, once
     return RunResult(run_dir, plan, report or RunReport(), judged, summaries)

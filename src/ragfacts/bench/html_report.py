@@ -165,7 +165,7 @@ def _comparison(runs: Sequence[RunData]) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("ragfacts.bench").joinpath("report_assets", name).read_text(encoding="utf-8")
+    return resources.files("ragfacts.bench").joinpath("report_assets").joinpath(name).read_text(encoding="utf-8")
 
 
 def _percent(value: float | None) -> str:

@@ -8,11 +8,11 @@ holds the stage's raw model output, or the failure.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ragfacts.files import replacing
-from ragfacts.methods.lface4rag import AnswerLabel, CheckResult, StageResult
+from ragfacts.methods.lface4rag import AnswerLabel, CheckResult, SegmentResult, StageResult
 
 OFFICIAL_OUTPUT_COLUMNS = (
     "id",
@@ -28,7 +28,7 @@ OFFICIAL_OUTPUT_COLUMNS = (
 def official_rows(result: CheckResult) -> list[dict[str, str]]:
     """The official Face4RAG output rows of one result: one per segment (one empty row if it has none)."""
     answer = _label(result.label.value)
-    segments = result.segments or [None]
+    segments: Sequence[SegmentResult | None] = result.segments or [None]
     rows = []
     for segment in segments:
         row = dict.fromkeys(OFFICIAL_OUTPUT_COLUMNS, "")

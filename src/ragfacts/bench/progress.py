@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Protocol, TextIO
+from typing import IO, Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from ragfacts.methods.base import Outcome
 from ragfacts.usage import Usage
@@ -49,13 +49,14 @@ class BarProgress:
             console=console,
             transient=False,
         )
-        self._task = None
+        self._task: TaskID | None = None  # set by start()
 
     def start(self, total: int) -> None:
         self._bar.start()
         self._task = self._bar.add_task("judging", total=total, calls=0, tokens="0", cached=0, failed="")
 
     def advance(self, outcome: Outcome, usage: Usage) -> None:
+        assert self._task is not None, "advance() before start()"
         failed = f"[yellow]{usage.failures} failed calls[/]" if usage.failures else ""
         self._bar.update(
             self._task,
@@ -73,7 +74,7 @@ class BarProgress:
 class LineProgress:
     """A plain line every `every_rows` results or `every_s` seconds, whichever comes first."""
 
-    def __init__(self, stream: TextIO, every_rows: int = 0, every_s: float = 10.0) -> None:
+    def __init__(self, stream: IO[str], every_rows: int = 0, every_s: float = 10.0) -> None:
         self._stream = stream
         self._every_rows = every_rows
         self._every_s = every_s

@@ -25,7 +25,7 @@ import logging
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ from ragfacts.bench.runner import (
     run,
 )
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome
+from ragfacts.methods.base import Outcome, Task
 from ragfacts.models import ChatModel, ConfigurationError, request_priority
 from ragfacts.models.spec import KEY_VARIABLES
 from ragfacts.runtime import Runtime, Settings
@@ -77,7 +77,7 @@ class WorkerSetup:
     """What a worker is built from; sent to each actor once."""
 
     settings: Settings
-    methods: list[Method]  # as asked for; each worker resolves them for its own model
+    methods: Sequence[Task]  # as asked for; each worker resolves them for its own model
     label_scores: bool | None  # what the driver's probe found, so workers do not probe again
     configs: dict[str, str]  # the driver's configuration hash per method, which the worker must reproduce
     stop_after_failures: int
@@ -197,7 +197,7 @@ class RayEngine:
     async def judge(
         self,
         plan: RunPlan,
-        methods: list[Method],
+        methods: Sequence[Task],
         configs: dict[str, str],
         model: ChatModel,
         todo: set[tuple[str, str]],
@@ -211,7 +211,7 @@ class RayEngine:
             (item, m.spec, rank)
             for rank, item in enumerate(plan.dataset.items())
             for m in methods
-            if (item.id, m.spec) in todo
+            if (item.key, m.spec) in todo
         )
         # The run's window of pairs in flight, shared out among the workers like the concurrency.
         per_worker = 1 if model.serves_one_at_a_time else -(-max(plan.in_flight, 1) // len(self.workers))

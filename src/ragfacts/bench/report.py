@@ -24,7 +24,7 @@ from ragfacts.bench.views import result_view
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.reader import DatasetError, check_readable
 from ragfacts.items import Item
-from ragfacts.methods.base import Outcome
+from ragfacts.methods.base import Kind, Outcome
 
 
 @dataclass
@@ -43,7 +43,7 @@ class RunData:
     recall: list[RecallMetrics] = field(default_factory=list)
     tradeoffs: list[TradeOff] = field(default_factory=list)  # cascades run with bench --escalate-to
 
-    def kinds(self) -> dict[str, str]:
+    def kinds(self) -> dict[str, Kind]:
         return {m["key"]: m["kind"] for m in self.methods}
 
     def judged(self) -> Iterator[tuple[Item, dict[str, dict[str, Any]]]]:

@@ -24,17 +24,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragfacts import redaction
+from ragfacts.bench.jsonl import JsonlLog, RunError
 from ragfacts.bench.manifest import Manifest
-from ragfacts.files import replace_text, replacing
+from ragfacts.files import replace_text
 from ragfacts.usage import Usage
 
 RESULTS_VERSION = 1
 _LINE_KEYS = ("v", "id", "method", "content_hash", "config_hash", "complete", "outcome")
 _ITEM_KEY = b', "item": '  # results lines keep the index's fields first, the item and result after
-
-
-class RunError(Exception):
-    """A run that cannot go ahead as asked (locked, refused, not ours); the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +43,10 @@ class Entry:
     config_hash: str
     complete: bool
     outcome: dict[str, Any]
+
+    def current(self, content_hash: str, config_hash: str) -> bool:
+        """Whether the line was made from these inputs and this configuration: only then is it reused or read."""
+        return self.content_hash == content_hash and self.config_hash == config_hash
 
 
 @dataclass
@@ -61,12 +62,15 @@ class ResultIndex:
 
 
 class RunDir:
-    """The files of one run: results, manifest, ledger and lock, in a directory or beside a .jsonl file."""
+    """The files of one run: results, manifest, ledger and lock, in a directory or beside a .jsonl file.
 
-    def __init__(self, target: str | Path) -> None:
+    `results_suffix` puts the results beside a .jsonl target instead of in it (synth writes its dataset there).
+    """
+
+    def __init__(self, target: str | Path, *, results_suffix: str = "") -> None:
         self.target = Path(target)
         if self.target.suffix.lower() == ".jsonl":
-            self.results = self.target
+            self.results = self.target.with_name(self.target.name + results_suffix)
             self.manifest = self.target.with_name(self.target.name + ".manifest.json")
             self.ledger = self.target.with_name(self.target.name + ".ledger.json")
             self.journal = self.target.with_name(self.target.name + ".usage.jsonl")
@@ -77,6 +81,7 @@ class RunDir:
             self.ledger = self.target / "ledger.json"
             self.journal = self.target / "usage.jsonl"
             self.lock_file = self.target / ".lock"
+        self.log = JsonlLog(self.results, "results", _LINE_KEYS, RESULTS_VERSION, self.manifest.exists)
 
     def check_target(self, inputs: list[Path]) -> None:
         """Refuse an output that is an input, or a path of the wrong kind; nothing is created."""
@@ -84,13 +89,13 @@ class RunDir:
         for path in inputs:
             if any(_same(path, output) for output in outputs) or _same(path, self.target):
                 raise RunError(f"the output {self.target} is also an input ({path}); give another -o")
-        if self.results is self.target:
+        if self.results == self.target:
             if self.target.is_dir():
                 raise RunError(f"-o {self.target} is a directory; give a file name ending in .jsonl or a run directory")
         elif self.target.exists() and not self.target.is_dir():
             raise RunError(f"-o {self.target} is a file; give a new directory (or a file name ending in .jsonl)")
         if self.results.exists() and self.results.stat().st_size and not self.manifest.exists():
-            self._refuse_unless_ours()
+            self.log.refuse_unless_ours()
         self.load_manifest()  # someone else's manifest.json: refused before anything runs
 
     @contextlib.contextmanager
@@ -207,69 +212,18 @@ class RunDir:
     def index(self, *, repair: bool = False) -> ResultIndex:
         """Index the results file; with `repair`, cut a torn last line (only of a file that is ours)."""
         index = ResultIndex()
-        if not self.results.exists():
-            return index
-        torn_at: int | None = None
-        with self.results.open("rb") as handle:
-            offset = 0
-            for number, raw in enumerate(handle, start=1):
-                if not raw.endswith(b"\n"):
-                    torn_at = offset  # a line cut by a killed run: redone, never read
-                    break
-                offset += len(raw)
-                if not raw.strip():
-                    continue
-                line = self._parse_head(raw, number)
-                key = (line["id"], line["method"])
-                index.superseded += key in index.entries
-                index.entries[key] = Entry(
-                    number, line["content_hash"], line["config_hash"], line["complete"], line["outcome"]
-                )
-                index.lines += 1
-        if torn_at is not None and repair:
-            if not index.lines and not self.manifest.exists():
-                self._refuse_unless_ours()
-            with self.results.open("r+b") as handle:
-                handle.truncate(torn_at)
+        for number, line in self.log.read(repair=repair, parse=self._parse_head):
+            key = (line["id"], line["method"])
+            index.superseded += key in index.entries
+            index.entries[key] = Entry(
+                number, line["content_hash"], line["config_hash"], line["complete"], line["outcome"]
+            )
+            index.lines += 1
         return index
 
     def lines(self, wanted: set[int] | None = None) -> Iterator[dict[str, Any]]:
         """Yield the complete results lines (only the line numbers in `wanted`, if given)."""
-        if not self.results.exists():
-            return
-        with self.results.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.endswith(b"\n"):
-                    return
-                if raw.strip() and (wanted is None or number in wanted):
-                    yield self._parse(raw, number)
-
-    @contextlib.contextmanager
-    def appender(self) -> Iterator[Callable[[dict[str, Any]], None]]:
-        """A function that appends one whole line and flushes it, so a line is on disk complete or not at all."""
-        self.results.parent.mkdir(parents=True, exist_ok=True)
-        with self.results.open("ab", buffering=0) as handle:
-
-            def append(line: dict[str, Any]) -> None:
-                data = memoryview((results_line(line) + "\n").encode("utf-8"))
-                while data:
-                    data = data[handle.write(data) :]
-
-            yield append
-
-    def rewrite(self, keep: Callable[[int, dict[str, Any]], bool]) -> int:
-        """Rewrite the results with only the lines `keep` accepts, atomically; returns the lines dropped."""
-        dropped = 0
-        with replacing(self.results) as out, self.results.open("rb") as source:
-            for number, raw in enumerate(source, start=1):
-                if not raw.endswith(b"\n") or not raw.strip():
-                    continue
-                line = self._parse(raw, number)
-                if keep(number, line):
-                    out.write(raw.decode("utf-8"))
-                else:
-                    dropped += 1
-        return dropped
+        return self.log.lines(wanted)
 
     def _parse_head(self, raw: bytes, number: int) -> dict[str, Any]:
         """The fields before the item (id, method, hashes, outcome): what the index needs, without parsing the
@@ -282,49 +236,7 @@ class RunDir:
                 head = None
             if isinstance(head, dict) and all(key in head for key in _LINE_KEYS) and head["v"] == RESULTS_VERSION:
                 return head
-        return self._parse(raw, number)
-
-    def _parse(self, raw: bytes, number: int) -> dict[str, Any]:
-        return parse_own_line(self.results, raw, number, _LINE_KEYS, RESULTS_VERSION, "results")
-
-    def _refuse_unless_ours(self) -> None:
-        refuse_unless_ours(self.results, _LINE_KEYS, "results")
-
-
-def parse_own_line(
-    path: Path, raw: bytes, number: int, keys: tuple[str, ...], version: int, kind: str
-) -> dict[str, Any]:
-    """Line `number` of one of our JSONL files (results, answers); raises RunError if it is not ours or not current."""
-    try:
-        line = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        line = None
-    if not isinstance(line, dict) or any(key not in line for key in keys):
-        raise RunError(
-            f"{path}: line {number} is not a ragfacts {kind} line; this is not a {kind} file of ours (or it was "
-            "edited): give another -o"
-        )
-    if line["v"] != version:
-        raise RunError(f"{path}: written by another ragfacts version ({kind} v{line['v']}); give another -o")
-    return line
-
-
-def refuse_unless_ours(path: Path, keys: tuple[str, ...], kind: str) -> None:
-    """Raise RunError unless the first line of `path` is a line of one of our JSONL files of this kind."""
-    with path.open("rb") as handle:
-        first = handle.readline()
-    try:
-        line = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        line = None
-    if not isinstance(line, dict) or any(key not in line for key in keys):
-        raise RunError(f"{path} exists and is not a ragfacts {kind} file; give another -o")
-
-
-def results_line(line: dict[str, Any]) -> str:
-    """One results line as JSON text; the characters some readers take for line breaks are escaped."""
-    text = redaction.redact(json.dumps(line, ensure_ascii=False))  # nothing secret reaches a run's files
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+        return self.log.parse(raw, number)
 
 
 def _same(a: Path, b: Path) -> bool:

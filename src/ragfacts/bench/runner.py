@@ -17,11 +17,11 @@ import platform
 import secrets
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ragfacts
 from ragfacts.bench.manifest import DatasetEntry, Invocation, Manifest, MethodEntry, ModelEntry
@@ -30,9 +30,11 @@ from ragfacts.bench.rundir import RESULTS_VERSION, ResultIndex, RunDir, RunError
 from ragfacts.bench.summary import MethodSummary, summarise_method
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome
+from ragfacts.methods.base import Method, Outcome, Task
 from ragfacts.models import ChatModel, ConfigurationError, Failure, request_priority
 from ragfacts.usage import Usage
+
+T = TypeVar("T", bound=Task)
 
 
 @dataclass
@@ -40,7 +42,7 @@ class RunPlan:
     """What to run: methods over a dataset, and how."""
 
     dataset: Dataset
-    methods: list[Method]
+    methods: Sequence[Task]
     model_spec: str = ""
     limit: int | None = None  # judge at most this many items that have work left
     force: bool = False
@@ -74,7 +76,7 @@ class EndpointDown(Exception):
     """The endpoint failed too many times in a row."""
 
 
-async def prepare(model: ChatModel, methods: list[Method]) -> list[Method]:
+async def prepare(model: ChatModel, methods: Sequence[T]) -> list[T]:
     """The methods resolved for this model, after asking it once whether it gives log-probabilities if one needs
     them; raises ConfigurationError naming the methods it cannot run."""
     if any(m.uses_label_scores(model) for m in methods):
@@ -112,7 +114,7 @@ async def run(
         try:
             # Every call's usage is appended to the run's journal as it is counted, every result as it ends: a
             # killed run loses neither what it paid for nor what it judged.
-            with run_dir.usage_journal(invocation) as journal, run_dir.appender() as append:
+            with run_dir.usage_journal(invocation) as journal, run_dir.log.appender() as append:
                 model.ledger.attach(journal)
                 try:
                     await (judge or _judge)(plan, methods, configs, model, todo, append, progress, report)
@@ -137,18 +139,19 @@ def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterat
     for item in plan.dataset.items():
         content = item.content_hash()
         for m in methods:
-            entry = index.get(item.id, m.spec)
-            if entry is not None and entry.content_hash == content and entry.config_hash == configs[m.spec]:
-                wanted[entry.line] = (item.id, m.spec)
+            entry = index.get(item.key, m.spec)
+            if entry is not None and entry.current(content, configs[m.spec]):
+                wanted[entry.line] = (item.key, m.spec)
     lines = {(line["id"], line["method"]): line for line in run_dir.lines(set(wanted))}
     for item in plan.dataset.items():
-        found = {m.spec: lines[(item.id, m.spec)] for m in methods if (item.id, m.spec) in lines}
+        found = {m.spec: lines[(item.key, m.spec)] for m in methods if (item.key, m.spec) in lines}
         yield item, found
 
 
 def summarise(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[MethodSummary]:
-    """One summary per method over the dataset's items, from the current results only."""
-    return summarise_judged(current_outcomes(run_dir, plan, model), [m.resolved(model) for m in plan.methods])
+    """One summary per judge over the dataset's items, from the current results only."""
+    judges = [m.resolved(model) for m in plan.methods if isinstance(m, Method)]
+    return summarise_judged(current_outcomes(run_dir, plan, model), judges)
 
 
 def summarise_judged(
@@ -169,7 +172,7 @@ def summarise_judged(
 
 
 def _plan_work(
-    plan: RunPlan, methods: list[Method], configs: dict[str, str], index: ResultIndex, report: RunReport
+    plan: RunPlan, methods: list[Task], configs: dict[str, str], index: ResultIndex, report: RunReport
 ) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """The (item id, method) pairs to judge now, and all the pairs of this run; counts into `report`."""
     todo: set[tuple[str, str]] = set()
@@ -183,18 +186,17 @@ def _plan_work(
                 report.not_applicable[m.spec] = report.not_applicable.get(m.spec, 0) + 1
                 continue
             report.results += 1
-            current.add((item.id, m.spec))
-            entry = index.get(item.id, m.spec)
+            current.add((item.key, m.spec))
+            entry = index.get(item.key, m.spec)
             reusable = (
                 entry is not None
-                and entry.content_hash == content
-                and entry.config_hash == configs[m.spec]
+                and entry.current(content, configs[m.spec])
                 and (entry.complete or not plan.retry_incomplete)
             )
             if reusable:
                 report.reused += 1
             else:
-                pending.append((item.id, m.spec))
+                pending.append((item.key, m.spec))
         if pending and (plan.limit is None or items_with_work < plan.limit):
             items_with_work += 1
             todo.update(pending)
@@ -203,7 +205,7 @@ def _plan_work(
 
 async def _judge(
     plan: RunPlan,
-    methods: list[Method],
+    methods: list[Task],
     configs: dict[str, str],
     model: ChatModel,
     todo: set[tuple[str, str]],
@@ -213,7 +215,7 @@ async def _judge(
 ) -> None:
     """Judge the pairs in `todo` with a bounded number of items in flight, appending each result as it ends."""
     work = (
-        (rank, item, m) for rank, item in enumerate(plan.dataset.items()) for m in methods if (item.id, m.spec) in todo
+        (rank, item, m) for rank, item in enumerate(plan.dataset.items()) for m in methods if (item.key, m.spec) in todo
     )
 
     async def worker() -> None:
@@ -241,7 +243,7 @@ async def _judge(
         await asyncio.gather(*workers, return_exceptions=True)
 
 
-def _line(item: Item, method: Method, config: str, outcome: Outcome, result: Any, seconds: float) -> dict[str, Any]:
+def _line(item: Item, method: Task, config: str, outcome: Outcome, result: Any, seconds: float) -> dict[str, Any]:
     return {
         "v": RESULTS_VERSION,
         "id": item.id,
@@ -265,7 +267,7 @@ def _down_message(model: ChatModel, count: int) -> str:
 
 
 def _check_same_configuration(
-    run_dir: RunDir, manifest: Manifest | None, plan: RunPlan, methods: list[Method], model: ChatModel
+    run_dir: RunDir, manifest: Manifest | None, plan: RunPlan, methods: list[Task], model: ChatModel
 ) -> None:
     if manifest is None or plan.force:
         return
@@ -292,7 +294,7 @@ def _check_same_configuration(
         )
 
 
-def _manifest(before: Manifest | None, plan: RunPlan, methods: list[Method], model: ChatModel) -> Manifest:
+def _manifest(before: Manifest | None, plan: RunPlan, methods: list[Task], model: ChatModel) -> Manifest:
     dataset = plan.dataset
     return Manifest(
         ragfacts=ragfacts.__version__,
@@ -365,7 +367,7 @@ def _compact(run_dir: RunDir, configs: dict[str, str], current: set[tuple[str, s
     }
     if len(keep_lines) == index.lines:
         return 0
-    return run_dir.rewrite(lambda number, line: number in keep_lines)
+    return run_dir.log.rewrite(lambda number, line: number in keep_lines)
 
 
 def _difference(after: Usage, before: Usage) -> Usage:

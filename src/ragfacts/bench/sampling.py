@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 from ragfacts.bench.metrics import error_type_name
 from ragfacts.datasets.dataset import Dataset
@@ -24,12 +26,14 @@ from ragfacts.text import detect_lang
 
 DEFAULT_SEED = 0
 
+K = TypeVar("K", bound=Hashable)  # a group's key
+
 
 def stratified_sample(dataset: Dataset, size: int, seed: int = DEFAULT_SEED) -> Dataset:
     """`dataset` restricted to a stratified sample of `size` items (all of them if it has no more)."""
     groups: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for item in dataset.items():
-        label = item.label or "(unlabelled)"
+        label: str = item.label or "(unlabelled)"
         kind = error_type_name(item.error_type) if item.label == "inconsistent" else "-"
         groups[(label, _language(item))][kind].append(item.id or "")
     sizes = {group: sum(map(len, kinds.values())) for group, kinds in groups.items()}
@@ -44,7 +48,7 @@ def stratified_sample(dataset: Dataset, size: int, seed: int = DEFAULT_SEED) -> 
     return dataset.select(chosen, {"sample": size, "seed": seed, "strata": strata})
 
 
-def _shares(sizes: dict[object, int], total: int) -> dict[object, int]:
+def _shares(sizes: Mapping[K, int], total: int) -> dict[K, int]:
     """`total` shared among groups of these sizes: one each first (largest groups first), the rest in proportion."""
     keys = sorted(sizes, key=str)
     share = dict.fromkeys(keys, 0)

@@ -7,7 +7,7 @@ fact labels where the item has them (WikiEvalFacts), else with True-rates only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ragfacts.bench.metrics import ClassificationMetrics, Judged, classification_metrics
@@ -25,7 +25,7 @@ METRICS_FILE = "metrics.json"
 
 
 def score(
-    kinds: dict[str, str], judged_items: Iterable[tuple[Item, dict[str, dict[str, Any]]]]
+    kinds: Mapping[str, str], judged_items: Iterable[tuple[Item, dict[str, dict[str, Any]]]]
 ) -> tuple[list[ClassificationMetrics], list[RecallMetrics]]:
     """The metrics of each method (`kinds`: method -> precision | recall) over items with their results lines."""
     judged: dict[str, list[Judged]] = {spec: [] for spec, kind in kinds.items() if kind == "precision"}

@@ -19,6 +19,7 @@ from ragfacts.bench.metrics import PREDICTIONS, RULE, ClassificationMetrics, Rat
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.summary import Estimate
 from ragfacts.typology import ErrorType
+from ragfacts.usage import Usage
 
 _TYPE_ORDER = {t.value: n for n, t in enumerate(ErrorType)}
 RECALL_RULE = (
@@ -227,7 +228,7 @@ def _by_error_type(metrics: Sequence[ClassificationMetrics]) -> TableData:
     return table
 
 
-def _cost(rows: list[tuple[str, int, object]]) -> TableData:
+def _cost(rows: list[tuple[str, int, Usage]]) -> TableData:
     table = TableData(
         "Cost per answer",
         ["method", "calls", "prompt tokens", "completion tokens", "cache hits", "model s"],

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from ragfacts.console import err, ledger_table
-from ragfacts.methods.base import Kind, Method, MethodError, create_method
+from ragfacts.methods.base import Kind, Method, MethodError, method_of_kind
 from ragfacts.models import ConfigurationError, UsageLedger
 from ragfacts.models.registry import backend_class
 from ragfacts.runtime import Runtime, Settings
@@ -120,9 +120,6 @@ def show_ledger(ledger: UsageLedger) -> None:
 def method_for(kind: Kind, name: str, options: dict[str, Any]) -> Method:
     """The `kind` method called `name` with `options`; anything else exits 2 naming what is possible."""
     try:
-        judge = create_method(name, **options)
+        return method_of_kind(kind, name, options)
     except MethodError as error:
         fail(str(error))
-    if judge.kind != kind:
-        fail(f"{name} is a {judge.kind} method; this command takes a {kind} method (`ragfacts methods`)")
-    return judge

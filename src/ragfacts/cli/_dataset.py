@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -49,7 +49,7 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.layouts import GOLD_LABEL_COLUMNS
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
-from ragfacts.methods.base import Method
+from ragfacts.methods.base import Method, Task
 from ragfacts.models import ConfigurationError
 from ragfacts.runtime import Runtime
 
@@ -74,6 +74,19 @@ class RunOptions:
     max_failed: float = 0.05
     verdicts: RowsShown = RowsShown.auto
     gates: Gates = field(default_factory=dict)
+
+    def plan(self, dataset: Dataset, tasks: Sequence[Task], state: AppState) -> RunPlan:
+        """The run these options ask for of `tasks` over `dataset`, with as many items in flight as the model's
+        concurrency keeps busy."""
+        return RunPlan(
+            dataset=dataset,
+            methods=tasks,
+            limit=self.limit,
+            force=self.force,
+            retry_incomplete=not self.keep_failed,
+            stop_after_failures=self.stop_after,
+            in_flight=2 * state.settings.concurrency,
+        )
 
 
 @dataclass
@@ -182,15 +195,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     options = job.options
     dataset = job.dataset if job.dataset is not None else open_dataset(job)
     try:
-        plan = RunPlan(
-            dataset=dataset,
-            methods=job.methods,
-            limit=options.limit,
-            force=options.force,
-            retry_incomplete=not options.keep_failed,
-            stop_after_failures=options.stop_after,
-            in_flight=2 * state.settings.concurrency,
-        )
+        plan = options.plan(dataset, job.methods, state)
         check_applicable(plan, strict=job.every_method_on_every_item)
     except DatasetError as error:
         fail(str(error))
@@ -211,7 +216,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         fail(str(error))
     if job.escalation is not None and job.ray is not None:
         fail("--escalate-to runs in this process; leave out --engine ray")
-    plan.methods = with_escalation(plan.methods, runtime, job.escalation)
+    plan.methods = with_escalation(job.methods, runtime, job.escalation)
 
     engine = None if job.ray is None else functools.partial(_on_ray, runtime, job.ray)
 
@@ -223,7 +228,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     except RunError as error:
         fail(str(error))
     report = result.report
-    _show_report(report)
+    show_report(report)
     err.print(summary_table(result.summaries))
     extra = after(result) if after is not None else {}
     if state.as_json:
@@ -282,7 +287,8 @@ def open_dataset(job: DatasetRun) -> Dataset:
     except DatasetError as error:
         fail(str(error))
     if job.require_labels and not dataset.labelled:
-        unread = [column for column in dataset.columns if column not in dataset.plan.sources.values()]
+        read = dataset.plan.sources.values() if dataset.plan is not None else ()
+        unread = [column for column in dataset.columns if column not in read]
         fail(
             f"{dataset.name}: no gold labels (looked for a column named {', '.join(GOLD_LABEL_COLUMNS)}); the file is "
             f"read as: {dataset.describe()}; columns not read: {', '.join(unread) or 'none'}. Name the label column "
@@ -342,8 +348,9 @@ def _show_engine(engine: RayEngine) -> None:
     err.print(f"judging on {escape(engine.where)} with {len(engine.workers)} workers")
 
 
-def _show_report(report: RunReport) -> None:
-    parts = [f"{report.results} results: {report.reused} reused, {report.ran} judged now"]
+def show_report(report: RunReport, *, results: str = "results", done: str = "judged") -> None:
+    """One line: what the run did (`results` and `done` name its results and what made them)."""
+    parts = [f"{report.results} {results}: {report.reused} reused, {report.ran} {done} now"]
     if report.incomplete:
         parts.append(f"{report.incomplete} with failed calls (retried by the next run)")
     if report.not_run:

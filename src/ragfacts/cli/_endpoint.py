@@ -37,8 +37,8 @@ from ragfacts.models import ConfigurationError
 from ragfacts.models.spec import check_credentials, parse_spec
 from ragfacts.runtime import default_model_spec
 
-_FLAGS = {
-    name: field.json_schema_extra["flag"]
+_FLAGS: dict[str, str] = {
+    name: str(field.json_schema_extra["flag"])
     for name, field in EndpointOptions.model_fields.items()
     if isinstance(field.json_schema_extra, dict) and "flag" in field.json_schema_extra
 }

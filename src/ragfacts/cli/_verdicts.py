@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 from rich import box
+from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -77,7 +78,7 @@ def _table(rows: Sequence[VerdictRow], hidden: int, width: int) -> Table:
     limits = {name: max(8, int(share * left)) for name, share in texts.items()}
     for name in ("#", "id", "question", "answer", "gold", "verdict", "P / faith.", "recall", "why"):
         if name in short:
-            justify = "right" if name in ("#", "P / faith.", "recall") else "left"
+            justify: JustifyMethod = "right" if name in ("#", "P / faith.", "recall") else "left"
             table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=short[name])
         elif name in limits:
             table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=limits[name])

@@ -17,19 +17,8 @@ from ragfacts.bench.tables import to_rich
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, build_runtime, fail
-from ragfacts.cli._dataset import (
-    DatasetRun,
-    RunOptions,
-    open_dataset,
-    run_dataset,
-    with_run_options,
-)
-from ragfacts.cli._escalation import (
-    DEFAULT_ESCALATE_METHOD,
-    EscalateMethod,
-    EscalateTo,
-    escalation_for,
-)
+from ragfacts.cli._dataset import DatasetRun, RunOptions, open_dataset, run_dataset, with_run_options
+from ragfacts.cli._escalation import DEFAULT_ESCALATE_METHOD, EscalateMethod, EscalateTo, escalation_for
 from ragfacts.console import err, print_json
 from ragfacts.methods.base import Method, MethodError, create_method
 from ragfacts.methods.cascade import Cascade

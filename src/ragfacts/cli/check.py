@@ -11,24 +11,14 @@ from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.official_csv import write_official_csv
 from ragfacts.cli import app
 from ragfacts.cli._common import AppState, fail, method_for, read_text_argument
-from ragfacts.cli._dataset import (
-    DatasetRun,
-    RunOptions,
-    default_output,
-    judge_one,
-    run_dataset,
-    with_run_options,
-)
-from ragfacts.cli._escalation import (
-    DEFAULT_ESCALATE_METHOD,
-    EscalateMethod,
-    EscalateTo,
-    escalation_for,
-)
+from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, judge_one, run_dataset, with_run_options
+from ragfacts.cli._escalation import DEFAULT_ESCALATE_METHOD, EscalateMethod, EscalateTo, escalation_for
 from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.console import err
 from ragfacts.items import Item
+from ragfacts.methods.base import Outcome
 from ragfacts.methods.lface4rag import CheckResult
+from ragfacts.methods.view import view_of
 from ragfacts.typology import named
 
 
@@ -74,6 +64,11 @@ def check(
     state: AppState = ctx.obj
     judge = method_for("precision", method, method_options)
     escalation = escalation_for([judge], escalate_to, escalate_method)
+    if csv_out is not None and (judge.result_type is not CheckResult or escalation is not None):
+        fail(
+            f"--csv-out writes L-Face4RAG's segments and their fact and logic stages (the official Face4RAG format); "
+            f"{judge.spec}{' with --escalate-to' if escalation is not None else ''} gives none: use --method lface4rag"
+        )
     if fail_on_inconsistent:
         run_options.gates["min_consistent"] = 1.0
     if data is None:
@@ -104,12 +99,13 @@ def check(
 
 
 def _after(result: RunResult, csv_out: Path | None) -> dict[str, Any]:
-    """Error types found over the dataset, with their names; the official CSV if asked for."""
+    """Error types found over the dataset (as each method's view names them), with their names; the official CSV
+    (L-Face4RAG's segments and stages: its format) if asked for."""
     results: list[CheckResult] = []
     counts: dict[str, int] = {}
     for _, lines in result.judged:
-        for line in lines.values():
-            for code in line["result"].get("error_types", []):
+        for method, line in lines.items():
+            for code in view_of(method, line["result"], Outcome.model_validate(line["outcome"])).error_types:
                 counts[code] = counts.get(code, 0) + 1
             if csv_out is not None:
                 results.append(CheckResult.model_validate(line["result"]))

@@ -32,7 +32,10 @@ def models(ctx: typer.Context) -> None:
         table.add_column(column)
     for row in rows:
         table.add_row(
-            row["backend"], escape(str(row["spec"])), "yes" if row["available"] else "no", escape(str(row["details"]))
+            str(row["backend"]),
+            escape(str(row["spec"])),
+            "yes" if row["available"] else "no",
+            escape(str(row["details"])),
         )
     err.print(table)
     try:

@@ -13,14 +13,7 @@ from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.scoring import score
 from ragfacts.cli import app
 from ragfacts.cli._common import EXIT_GATE, AppState, fail, method_for, read_text_argument, run_with_runtime
-from ragfacts.cli._dataset import (
-    DatasetRun,
-    RunOptions,
-    default_output,
-    judge_one,
-    run_dataset,
-    with_run_options,
-)
+from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, judge_one, run_dataset, with_run_options
 from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.cli._render import recall_metrics_table
 from ragfacts.console import err, print_json

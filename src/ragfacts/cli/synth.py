@@ -15,12 +15,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.dryrun import estimate_run
+from ragfacts.bench.evaluation import evaluate_plan
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.rundir import RunError
-from ragfacts.bench.runner import RunPlan, RunReport, run
+from ragfacts.bench.runner import RunPlan
 from ragfacts.cli import app
 from ragfacts.cli._common import EXIT_STOPPED, AppState, build_runtime, fail, run_async, show_ledger
-from ragfacts.cli._dataset import RunOptions, parse_mapping, with_run_options
+from ragfacts.cli._dataset import RunOptions, parse_mapping, show_report, with_run_options
 from ragfacts.console import err, print_json
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.synth import SourceDataset, Synthesiser, SynthOptions, SynthOutput, SynthSummary, Tally, write_dataset
@@ -85,15 +86,7 @@ def synth(
         dataset = SourceDataset.open(rows, parse_mapping(run_options.mapping))
     except DatasetError as error:
         fail(str(error))
-    plan = RunPlan(
-        dataset=dataset,
-        methods=[Synthesiser(options)],
-        limit=run_options.limit,
-        force=run_options.force,
-        retry_incomplete=not run_options.keep_failed,
-        stop_after_failures=run_options.stop_after,
-        in_flight=2 * state.settings.concurrency,
-    )
+    plan = run_options.plan(dataset, [Synthesiser(options)], state)
     err.print(f"{escape(dataset.name)}: {dataset.count} rows; {escape(dataset.describe())}")
     if dry_run:
         _dry_run(state, plan)
@@ -107,12 +100,13 @@ def synth(
     plan.model_spec = str(runtime.spec)
     model = runtime.model()
     try:
-        report = run_async(runtime, lambda _: run(target, plan, model, progress_for(err)))
+        result = run_async(runtime, lambda _: evaluate_plan(target, plan, model, progress_for(err)))
         with target.locked():
-            summary = write_dataset(target, plan, model)
+            summary = write_dataset(target, result)
     except RunError as error:
         fail(str(error))
-    _show_report(report)
+    report = result.report
+    show_report(report, results="rows", done="synthesised")
     err.print(summary_table(summary))
     if state.as_json:
         print_json(summary.model_dump(mode="json"))
@@ -152,15 +146,6 @@ def summary_table(summary: SynthSummary) -> Table:
 
 def _cells(tally: Tally) -> list[str]:
     return [str(tally.asked), str(tally.kept), str(tally.rejected), str(tally.not_applied), str(tally.failed)]
-
-
-def _show_report(report: RunReport) -> None:
-    parts = [f"{report.results} rows: {report.reused} reused, {report.ran} synthesised now"]
-    if report.incomplete:
-        parts.append(f"{report.incomplete} with failed calls (retried by the next run)")
-    if report.not_run:
-        parts.append(f"{report.not_run} not run yet")
-    err.print("; ".join(parts))
 
 
 def _dry_run(state: AppState, plan: RunPlan) -> None:

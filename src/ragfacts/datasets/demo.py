@@ -22,5 +22,5 @@ class DemoExample(BaseModel):
 
 def load_demo_examples() -> list[DemoExample]:
     """Return the shipped examples (at least one Chinese and one English)."""
-    text = resources.files(__package__).joinpath("data", "demo.jsonl").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("data").joinpath("demo.jsonl").read_text(encoding="utf-8")
     return [DemoExample.model_validate(json.loads(line)) for line in text.splitlines() if line.strip()]

@@ -14,7 +14,7 @@ import ast
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ragfacts.datasets.reader import DatasetError
 from ragfacts.text import normalise
@@ -43,10 +43,10 @@ def parse_fact_list(text: str, where: str = "gt_facts") -> list[str]:
     """Split a "- fact" list (one per line, or all on one line) or a stringified list into facts."""
     text = (text or "").strip()
     if text.startswith("["):
-        facts = literal_value(text, where)
-        if not _is_str_list(facts):
+        listed = literal_value(text, where)
+        if not _is_str_list(listed):
             raise DatasetError(f"{where}: the fact list must hold strings")
-        return [f.strip() for f in facts if f.strip()]
+        return [f.strip() for f in listed if f.strip()]
     lines = [line for line in text.splitlines() if line.strip()]
     if sum(bool(_BULLET.match(line)) for line in lines) >= 2:
         facts: list[str] = []
@@ -106,5 +106,5 @@ def strip_prefix(text: str, kind: str) -> str:
     return text
 
 
-def _is_str_list(value: Any) -> bool:
+def _is_str_list(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)

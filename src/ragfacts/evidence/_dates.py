@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from ragfacts.evidence._mention import Mention
 from ragfacts.evidence._numerals import CN_NUMERAL_CHARS as _CN
@@ -24,7 +24,8 @@ _MONTH_NAME = r"January|February|March|April|May|June|July|August|September|Octo
 _MONTH_SHORT = r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec"
 _YEAR_AFTER_MONTH = r"(?:\s?,?\s+(?P<y>\d{4}))?"
 # (pattern, is a decade, must start a word, what the text must contain): tried in order, each claiming its span.
-_PATTERNS = (
+_Pattern = tuple[str, bool, bool, str]
+_PATTERNS: tuple[_Pattern, ...] = (
     (r"(?P<y>\d(?<![\d.]\d)\d{3})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?!\d)", False, False, "digit"),
     (
         rf"(?P<y>\d(?<![\d{_CN}]\d)\d{{2,3}}|[{_CN_DIGIT}](?<![\d{_CN}].)[{_CN_DIGIT}]{{3}})\s?年(?!代)"
@@ -39,7 +40,7 @@ _PATTERNS = (
 )
 
 
-def _month_patterns(months: str) -> tuple[tuple[str, bool, bool, str], ...]:
+def _month_patterns(months: str) -> tuple[_Pattern, ...]:
     m = rf"(?P<mon>{months})\.?"
     return (
         (rf"{m}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?{_YEAR_AFTER_MONTH}(?![\d])", False, True, "month"),
@@ -54,10 +55,14 @@ def _month_patterns(months: str) -> tuple[tuple[str, bool, bool, str], ...]:
     )
 
 
+def _compiled(patterns: Iterable[_Pattern]) -> tuple[tuple[re.Pattern[str], bool, bool, str], ...]:
+    return tuple((re.compile(p), decade, word_start, needs) for p, decade, word_start, needs in patterns)
+
+
 _MONTH_NAMES = rf"{_MONTH_NAME}|{_MONTH_SHORT}"
 # A month is capitalised in an answer ("may" is a verb); a reference may be all lower case (news corpora are).
-_CAPITALISED = tuple((re.compile(p), *rest) for p, *rest in (*_PATTERNS, *_month_patterns(_MONTH_NAMES)))
-_ANY_CASE = tuple((re.compile(p), *rest) for p, *rest in (*_PATTERNS, *_month_patterns(_MONTH_NAMES.lower())))
+_CAPITALISED = _compiled((*_PATTERNS, *_month_patterns(_MONTH_NAMES)))
+_ANY_CASE = _compiled((*_PATTERNS, *_month_patterns(_MONTH_NAMES.lower())))
 _ANY_DIGIT = re.compile(r"\d")
 _ANY_MONTH = re.compile(_MONTH_NAMES)
 _ANY_MONTH_LOWER = re.compile(_MONTH_NAMES.lower())

@@ -109,6 +109,7 @@ def _amount(match: re.Match[str], folded: str, lowered: str, text: str, strict: 
     value, precision, end, loose = read
     start, form, written = match.start(), match.lastgroup or "", folded[match.start() : end]
     after = AFTER.match(lowered, end)
+    assert after is not None  # every part of AFTER is optional: it matches, if only the empty string
     scale = scale_value(after) if after.group("en") or after.group("cn") else 1.0
     total, precision = value * scale, precision * scale
     end = max(end, *(after.end(group) for group in ("more", "cn", "en")))

@@ -78,7 +78,7 @@ def explain_recall(method: str, row: dict[str, Any], result: Any, min_recall: fl
     """The recall judgement of one answer; it passes when every fact was judged and recall >= `min_recall`."""
     recall = row.get("recall")
     judged = bool(row.get("complete")) and recall is not None
-    passed = judged and recall >= min_recall
+    passed = judged and recall is not None and recall >= min_recall
     label = "recalled" if passed else "missing" if judged else "unscored"
     if not judged:
         head = f"ragfacts ({method}) could not judge recall (UNSCORED): no judgement was made, so it fails"

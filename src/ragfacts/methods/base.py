@@ -4,7 +4,7 @@ A method is a class with a `name`, a `kind` (precision or recall), an `Options` 
 options fail loudly) and `async evaluate(item, model)`, registered with `@method("name")`:
 
     @method("my-judge")
-    class MyJudge(Method):
+    class MyJudge(Method[MyOptions]):
         kind = "precision"
         Options = MyOptions
         async def evaluate(self, item, model): ...
@@ -23,7 +23,8 @@ import pkgutil
 import re
 import threading
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -36,6 +37,7 @@ from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
 Kind = Literal["precision", "recall"]
+TaskKind = Literal["precision", "recall", "synth"]
 Label = Literal["consistent", "inconsistent", "unscored", "uncertain"]
 ENTRY_POINT_GROUP = "ragfacts.methods"
 
@@ -54,6 +56,8 @@ class Outcome(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    # precision or recall; synth's outcomes say "precision" (what its rows are made for). Not widened: this model's
+    # schema enters every method's configuration, and a new kind here would make every stored result stale.
     kind: Kind
     label: Label | None = None  # precision methods: the answer's label
     score: float | None = None  # faithfulness (precision) or recall; None when nothing could be judged
@@ -72,34 +76,44 @@ class MethodResult(Protocol):
     def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
 
 
-class Method(ABC):
-    """A judge of one item. Subclasses set the class attributes and implement `evaluate`."""
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+T = TypeVar("T", bound="Task[Any]")
+
+
+class Task(ABC, Generic[OptionsT]):
+    """What the runner runs on each item of a dataset, with its options, and stores one result of: a judge
+    (`Method`) or the synthesiser. Subclasses set the class attributes and implement `evaluate`.
+
+    Generic over its options type `OptionsT`, so `self.options` is the task's own options model; `Options` is that
+    model's class (a class variable cannot hold a type variable, so the two are kept in step by convention).
+    """
 
     name: ClassVar[str] = ""  # set by @method
-    kind: ClassVar[Kind]
-    Options: ClassVar[type[BaseModel]]
+    kind: ClassVar[TaskKind]
+    Options: ClassVar[type[BaseModel]]  # the class of `OptionsT`
     description: ClassVar[str] = ""
     version: ClassVar[str] = "1"  # bump when a change of code alters results: earlier results are not reused
     prompts: ClassVar[tuple[str, ...]] = ()  # prompt files it uses; their versions enter the configuration
     result_type: ClassVar[type[BaseModel] | None] = None  # what `evaluate` returns, to read stored results back
 
-    def __init__(self, options: BaseModel | None = None, *, spec: str | None = None) -> None:
-        self.options = options if options is not None else self.Options()
+    def __init__(self, options: OptionsT | None = None, *, spec: str | None = None) -> None:
+        # `Options` is the class of `OptionsT` (see the class docstring): its default instance is one
+        self.options: OptionsT = options if options is not None else cast(OptionsT, self.Options())
         self._spec = spec
 
     @abstractmethod
     async def evaluate(self, item: Item, model: ChatModel) -> MethodResult:
-        """Judge one item; model and transport failures are part of the result, never raised."""
+        """Run on one item; model and transport failures are part of the result, never raised."""
 
     @abstractmethod
     def estimate(self, item: Item, model: ChatModel) -> Usage:
-        """The calls and tokens judging `item` should cost, from the call pattern and the texts (`--dry-run`)."""
+        """The calls and tokens `item` should cost, from the call pattern and the texts (`--dry-run`)."""
 
     def accepts(self, item: Item) -> str | None:
-        """Why this method cannot judge `item` (e.g. it has no reference), or None if it can."""
+        """Why this task cannot run on `item` (e.g. it has no reference), or None if it can."""
         return None
 
-    def resolved(self, model: ChatModel) -> Method:
+    def resolved(self: T, model: ChatModel) -> T:
         """This method with options that depend on the model (e.g. `strategy="auto"`) decided for `model`.
 
         The resolved method keeps the spec it was asked for, so results are filed under the user's name
@@ -136,7 +150,13 @@ class Method(ABC):
         return digest(self.configuration(model))
 
 
-class PrecisionMethod(Method):
+class Method(Task[OptionsT]):
+    """A judge of one item: of its answer's precision against the reference, or of its recall of the ground truth."""
+
+    kind: ClassVar[Kind]
+
+
+class PrecisionMethod(Method[OptionsT]):
     """A method that judges an answer against its reference; its options may set the prompt language."""
 
     kind = "precision"
@@ -150,14 +170,14 @@ class PrecisionMethod(Method):
         return detect_lang(item.answer) if chosen == "auto" else chosen
 
 
-M = TypeVar("M", bound=type[Method])
-_REGISTRY: dict[str, type[Method]] = {}
+M = TypeVar("M", bound=type[Method[Any]])
+_REGISTRY: dict[str, type[Method[Any]]] = {}
 _loaded = False
 _loading = False
 _load_lock = threading.RLock()
 
 
-def method(name: str):
+def method(name: str) -> Callable[[M], M]:
     """Register a Method subclass under `name`."""
 
     def register(cls: M) -> M:
@@ -172,13 +192,13 @@ def method(name: str):
     return register
 
 
-def registered_methods() -> dict[str, type[Method]]:
+def registered_methods() -> dict[str, type[Method[Any]]]:
     """Every registered method by name: the built-in ones and those of installed plugins."""
     _load_methods()
     return dict(sorted(_REGISTRY.items()))
 
 
-def method_class(name: str) -> type[Method]:
+def method_class(name: str) -> type[Method[Any]]:
     """The method registered as `name`; raises MethodError naming the registered ones."""
     methods = registered_methods()
     if name not in methods:
@@ -186,7 +206,7 @@ def method_class(name: str) -> type[Method]:
     return methods[name]
 
 
-def create_method(spec: str, **options: Any) -> Method:
+def create_method(spec: str, **options: Any) -> Method[Any]:
     """Build a method from its name or spec ("faaf" or "faaf:mode=tf,citations=true") and options.
 
     Options given as keywords override those in the spec; a value given as text ("false", "0.8", "none")
@@ -200,6 +220,15 @@ def create_method(spec: str, **options: Any) -> Method:
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in error.errors())
         raise MethodError(f"{name}: {problems}. Options of {name}: {', '.join(option_names(cls))}") from error
+
+
+def method_of_kind(kind: Kind, spec: str, options: dict[str, Any] | None = None) -> Method[Any]:
+    """`create_method(spec, **options)`, refused with a MethodError unless it is a `kind` method (where a surface
+    takes one kind: `check`, `/recall`, `ragfacts.check()`)."""
+    judge = create_method(spec, **(options or {}))
+    if judge.kind != kind:
+        raise MethodError(f"{judge.name} is a {judge.kind} method; a {kind} method is asked for (`ragfacts methods`)")
+    return judge
 
 
 def parse_method_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -223,7 +252,7 @@ def parse_option_pairs(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def option_names(cls: type[Method]) -> list[str]:
+def option_names(cls: type[Method[Any]]) -> list[str]:
     """The option names of a method, aliases included."""
     names = []
     for field_name, field in cls.Options.model_fields.items():
@@ -233,7 +262,7 @@ def option_names(cls: type[Method]) -> list[str]:
     return names
 
 
-def _by_field_name(cls: type[Method], options: dict[str, Any]) -> dict[str, Any]:
+def _by_field_name(cls: type[Method[Any]], options: dict[str, Any]) -> dict[str, Any]:
     """The options with aliases replaced by field names ("cot" -> "chain_of_thought"), so a later value wins."""
     names: dict[str, str] = {}
     for field_name, field in cls.Options.model_fields.items():

@@ -14,7 +14,7 @@ import pkgutil
 import sys
 from collections.abc import Callable
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -24,6 +24,7 @@ from ragfacts.prompts import schema_texts
 _ZH: dict[str, str] = {}
 _DIGESTS: dict[int, str] = {}  # schemas_digest, per state of the Chinese texts
 M = TypeVar("M", bound=type[BaseModel])
+C = TypeVar("C", bound=type)  # any class with a docstring sent as a description: a schema, an enum
 
 
 def schema_text(key: str, then: Callable[[str], str] | None = None) -> str:
@@ -39,7 +40,7 @@ def schema_doc(key: str) -> str:
     return schema_text(key)
 
 
-def chinese_doc_of(key: str) -> Callable[[M], M]:
+def chinese_doc_of(key: str) -> Callable[[C], C]:
     """`chinese_doc` with the Chinese text of a class description read from prompts/zh/schemas.toml."""
     return chinese_doc(schema_texts("zh")[1][key])
 
@@ -50,10 +51,10 @@ def bilingual(en: str, zh: str) -> str:
     return en
 
 
-def chinese_doc(zh: str) -> Callable[[M], M]:
+def chinese_doc(zh: str) -> Callable[[C], C]:
     """Register the Chinese text of a class docstring (pydantic sends docstrings as descriptions)."""
 
-    def register(cls: M) -> M:
+    def register(cls: C) -> C:
         _ZH[inspect.cleandoc(cls.__doc__ or "")] = zh
         return cls
 
@@ -99,9 +100,11 @@ def _chinese(schema: M) -> M:
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         return translate_descriptions(super(variant, cls).model_json_schema(*args, **kwargs))
 
-    variant = type(schema.__name__, (schema,), {"model_json_schema": classmethod(model_json_schema)})
+    # A class made at run time is known to mypy only as some class (`type[Any]`, which `super` accepts); it
+    # subclasses `schema`, so it is an M.
+    variant: type[Any] = type(schema.__name__, (schema,), {"model_json_schema": classmethod(model_json_schema)})
     variant.__doc__ = schema.__doc__
-    return variant
+    return cast(M, variant)
 
 
 def translate_descriptions(node: Any) -> Any:

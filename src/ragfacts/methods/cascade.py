@@ -68,7 +68,7 @@ class CascadeResult(BaseModel):
         )
 
 
-class Cascade(Method):
+class Cascade(Method[CascadeOptions]):
     """`first` on the run's model; its uncertain answers judged again by `second` on `second_model`."""
 
     name = "cascade"  # not registered: a cascade is built from two judges and a model, not from a spec
@@ -77,7 +77,7 @@ class Cascade(Method):
     description = "the first judge's uncertain answers judged again by a second judge on a second model"
     result_type: ClassVar[type[BaseModel] | None] = CascadeResult
 
-    def __init__(self, first: Method, second: Method, second_model: ChatModel) -> None:
+    def __init__(self, first: Method[Any], second: Method[Any], second_model: ChatModel) -> None:
         super().__init__(CascadeOptions(), spec=f"{first.spec} » {second.spec} @ {second_model.model_id}")
         self.first, self.second, self.second_model = first, second, second_model
 

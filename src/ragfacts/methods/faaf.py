@@ -191,13 +191,12 @@ class FaaFOptions(BaseModel):
 
 
 @method("faaf")
-class FaaF(RecallMethod):
+class FaaF(RecallMethod[FaaFOptions]):
     """Recall by Facts as a Function: all facts of an answer in one structured call, one enum field per fact."""
 
     Options = FaaFOptions
     description = "Facts as a Function: facts from the ground truth, verified in one structured call, one enum per fact"
     prompts = ("generate_facts", "verify_facts", "verify_facts_tf", "verify_facts_tfn", "verify_facts_citation")
-    options: FaaFOptions
 
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
         o = self.options

@@ -34,13 +34,12 @@ class FactScoresOptions(BaseModel):
 
 
 @method("fact-scores")
-class FactScores(RecallMethod):
+class FactScores(RecallMethod[FactScoresOptions]):
     """Recall by P(True) per fact: one forward pass each, the answer first so facts share its prefix."""
 
     Options = FactScoresOptions
     description = "P(True) of each fact against the answer, one forward pass each (for small models)"
     prompts = ("generate_facts", PROMPT)
-    options: FactScoresOptions
 
     def uses_label_scores(self, model: ChatModel) -> bool:
         return True

@@ -47,7 +47,7 @@ class FActScoreOptions(BaseModel):
 
 
 @method("factscore")
-class FActScore(PrecisionMethod):
+class FActScore(PrecisionMethod[FActScoreOptions]):
     """FActScore: atomic facts from the answer, each verified alone against the reference."""
 
     Options = FActScoreOptions

@@ -37,7 +37,7 @@ class WrongSegments(BaseModel):
 @cache
 def wrong_segments_schema(count: int) -> type[WrongSegments]:
     """The schema for an answer of `count` segments: each error names an existing segment number."""
-    number = Literal[tuple(range(1, count + 1))]  # type: ignore[valid-type]
+    number: Any = Literal[tuple(range(1, count + 1))]  # a type made at run time: to mypy, any
     error = create_model(
         "SegmentError",
         __doc__=schema_doc("felm.error.doc"),
@@ -57,7 +57,7 @@ class FELMOptions(BaseModel):
 
 
 @method("felm")
-class FELM(PrecisionMethod):
+class FELM(PrecisionMethod[FELMOptions]):
     """FELM (reference-augmented): numbered segments, the wrong ones named in one call."""
 
     Options = FELMOptions

@@ -24,7 +24,9 @@ from ragfacts.usage import Usage
 class HolisticOptions(BaseModel):
     """Whether the model reasons first, and in which language it is asked."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Fields are taken by name too (each name is also the first of its alias choices, so this accepts nothing
+    # more): it lets the pydantic mypy plugin type the constructor's keywords despite the aliases.
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True)
 
     chain_of_thought: bool = Field(
         True,
@@ -77,14 +79,13 @@ class HolisticCheck(BaseModel):
 
 
 @method("holistic")
-class Holistic(PrecisionMethod):
+class Holistic(PrecisionMethod[HolisticOptions]):
     """Precision by one structured judgement of the whole answer."""
 
     Options = HolisticOptions
     result_type = HolisticCheck
     description = "one structured judgement of the whole answer: is every claim supported by the reference?"
     prompts = ("holistic", "holistic_direct")
-    options: HolisticOptions
 
     async def evaluate(self, item: Item, model: ChatModel) -> HolisticCheck:
         lang = self.language(item)

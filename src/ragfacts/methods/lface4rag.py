@@ -69,7 +69,7 @@ STRATEGY_VERSIONS = {"holistic_score": "2"}
 
 
 @method("lface4rag")
-class LFace4RAG(PrecisionMethod):
+class LFace4RAG(PrecisionMethod[CheckOptions]):
     """Precision by L-Face4RAG: decomposition, then a fact and a logic stage per segment."""
 
     Options = CheckOptions
@@ -95,7 +95,6 @@ class LFace4RAG(PrecisionMethod):
         "precision_score_statement",
         "precision_score_statement_context",
     )
-    options: CheckOptions
 
     def resolved(self, model: ChatModel) -> LFace4RAG:
         return LFace4RAG(self.options.resolved_for(model.profile()), spec=self.spec)

@@ -125,13 +125,12 @@ class PromptTFOptions(BaseModel):
 
 
 @method("prompt-tf")
-class PromptTF(RecallMethod):
+class PromptTF(RecallMethod[PromptTFOptions]):
     """The FaaF paper's Prompt(T/F) baseline: one plain-text call per fact."""
 
     Options = PromptTFOptions
     description = "the FaaF paper's baseline: one plain-text True/False question per fact, the verdict read from words"
     prompts = ("generate_facts", "prompt_tf")
-    options: PromptTFOptions
 
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
         return await verify_facts_by_prompt(model, facts, answer, self.options.parsing, lang)

@@ -57,14 +57,13 @@ class RagasOptions(BaseModel):
 
 
 @method("ragas")
-class Ragas(PrecisionMethod):
+class Ragas(PrecisionMethod[RagasOptions]):
     """RAGAS faithfulness: statements from the answer, all judged in one call with verdict and reason."""
 
     Options = RagasOptions
     result_type = ClaimsCheck
     description = "RAGAS faithfulness: statements from the answer, judged in one call; the faithful share kept"
     prompts = ("ragas_statements", "ragas_nli")
-    options: RagasOptions
 
     async def evaluate(self, item: Item, model: ChatModel) -> ClaimsCheck:
         lang = self.language(item)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, computed_field
 
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome, create_method
+from ragfacts.methods.base import Method, OptionsT, Outcome, create_method
 from ragfacts.methods.facts import FactList, GeneratedFacts, generate_facts
 from ragfacts.methods.prompting import estimate
 from ragfacts.methods.verdicts import Verification
@@ -111,8 +111,11 @@ class RecallResult(BaseModel):
         )
 
 
-class RecallMethod(Method):
-    """A recall method: generates facts from the item's ground truth unless it has facts, then verifies them."""
+class RecallMethod(Method[OptionsT]):
+    """A recall method: generates facts from the item's ground truth unless it has facts, then verifies them.
+
+    Its options (`OptionsT`) have a `lang` option: "auto" or the prompt language.
+    """
 
     kind = "recall"
     result_type = RecallResult
@@ -121,6 +124,11 @@ class RecallMethod(Method):
         if item.facts or (item.ground_truth and item.ground_truth.strip()):
             return None
         return "it has neither facts nor a ground truth to generate them from"
+
+    def chosen_lang(self) -> str | None:
+        """The prompt language the `lang` option names; None for "auto" (detected from the texts)."""
+        chosen: str = getattr(self.options, "lang", "auto")  # read by name: `OptionsT` is any options model
+        return None if chosen == "auto" else chosen
 
     @abstractmethod
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
@@ -134,7 +142,7 @@ class RecallMethod(Method):
         """Fact generation unless the item has facts (about one fact per 12 tokens of the ground truth), then
         the verification."""
         facts = list(item.facts or [])
-        lang = self.options.lang if self.options.lang != "auto" else detect_lang(f"{item.answer} {' '.join(facts)}")
+        lang = self.chosen_lang() or detect_lang(f"{item.answer} {' '.join(facts)}")
         usages = []
         if not facts:
             truth = item.ground_truth or ""
@@ -150,7 +158,7 @@ class RecallMethod(Method):
         return Usage.sum(usages)
 
     async def evaluate(self, item: Item, model: ChatModel) -> RecallResult:
-        lang = None if self.options.lang == "auto" else self.options.lang
+        lang = self.chosen_lang()
         generation: GeneratedFacts | None = None
         facts = list(item.facts or [])
         if not facts:

@@ -73,14 +73,13 @@ class RefCheckerOptions(BaseModel):
 
 
 @method("refchecker")
-class RefChecker(PrecisionMethod):
+class RefChecker(PrecisionMethod[RefCheckerOptions]):
     """RefChecker: claim triplets, each checked as Entailment / Neutral / Contradiction."""
 
     Options = RefCheckerOptions
     result_type = ClaimsCheck
     description = "RefChecker: (subject, predicate, object) triplets, each Entailment / Neutral / Contradiction"
     prompts = ("refchecker_triplets", "refchecker_check")
-    options: RefCheckerOptions
 
     async def evaluate(self, item: Item, model: ChatModel) -> ClaimsCheck:
         lang = self.language(item)

@@ -9,6 +9,7 @@ from ragfacts.models._types import (
     Message,
     ModelProfile,
     RawReply,
+    Request,
     StructuredMode,
 )
 from ragfacts.models.base import ChatModel
@@ -33,6 +34,7 @@ __all__ = [
     "ModelProfile",
     "ModelSpec",
     "RawReply",
+    "Request",
     "ResponseCache",
     "StructuredMode",
     "Usage",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
@@ -80,6 +80,22 @@ def decode_state(text: str) -> Any:
     import numpy as np
 
     return np.frombuffer(base64.b64decode(text), dtype="<f2").astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as a backend sends it: the conversation, the JSON schema the reply must follow (None for free
+    text) and its name, the structured-output mode, and the sampling parameters."""
+
+    messages: list[Message]
+    schema: dict[str, Any] | None = None
+    schema_name: str = "reply"
+    mode: StructuredMode = StructuredMode.JSON_TEXT
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def with_messages(self, messages: list[Message]) -> Request:
+        """The same request over another conversation (a re-ask)."""
+        return Request(messages, self.schema, self.schema_name, self.mode, self.params)
 
 
 class RawReply(BaseModel):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ragfacts.models._errors import BackendError, ConfigurationError
+from ragfacts.models._errors import ConfigurationError
 from ragfacts.models._types import (
     Completion,
     Failure,
@@ -19,49 +19,26 @@ from ragfacts.models._types import (
     ModelProfile,
     ModelSpec,
     RawReply,
+    Request,
     StructuredMode,
 )
-from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
+from ragfacts.models.cache import ResponseCache
+from ragfacts.models.calls import CallCache, EndpointHealth, counted, failure_of, oversized
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions, options_as
-from ragfacts.models.ratelimit import estimated_tokens
-from ragfacts.models.structured import describe_error, json_schema_of, parse_reply, render_schema, reply_token_cap
+from ragfacts.models.reask import reasked, with_schema_text
+from ragfacts.models.structured import json_schema_of, parse_reply, render_schema, reply_token_cap
 from ragfacts.models.transport import Transport
-from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.usage import Usage
-
-T = TypeVar("T")
-
-
-def _model_facing(name: str, lang: str, **values: str) -> str:
-    """A message to the model kept as a prompt file (prompts/<lang>/<name>.md); English for other languages."""
-    return load_prompt(name, lang if lang in LANGS else "en").render(**values).rstrip("\n")
-
-
-class EndpointHealth:
-    """Consecutive completions that failed because the endpoint could not be used (unreachable, refusing us).
-
-    Any reply from the server resets the count; a runner reads it to stop a run early instead of writing a
-    failed result for every row.
-    """
-
-    def __init__(self) -> None:
-        self.consecutive_failures = 0
-        self.last_failure: Failure | None = None
-
-    def observe(self, completion: Completion) -> None:
-        if completion.failure is not None and completion.failure.endpoint_unusable:
-            self.consecutive_failures += 1
-            self.last_failure = completion.failure
-        elif not completion.cached:
-            self.consecutive_failures = 0
 
 
 class ChatModel(Transport, ABC):
     """A chat model with structured outputs, validation and re-ask, retries, cache and ledger.
 
     Subclasses implement `_send` (one request in, text and usage out) and say which structured
-    modes they support; everything else is shared.
+    modes they support; everything else is shared, in layers every call passes through: the cache and the
+    calls in flight (`calls.CallCache`), the context limit (`calls.oversized`), validation and re-ask
+    (`reask.reasked`), rate limits and retries (`transport.Transport`), and the ledger (`calls.counted`).
     """
 
     backend: str = "abstract"
@@ -87,7 +64,7 @@ class ChatModel(Transport, ABC):
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.health = EndpointHealth()
         self.label_scores: bool | None = None  # known once probed (or by the backend's nature)
-        self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._calls = CallCache(cache, self.backend, model_id)
 
     # How this backend's model specs are written, for messages (the registry lists every backend's).
     spec_forms: ClassVar[str] = ""
@@ -115,15 +92,7 @@ class ChatModel(Transport, ABC):
         raise ConfigurationError(f"the {cls.backend} backend builds no model from a spec")
 
     @abstractmethod
-    async def _send(
-        self,
-        messages: list[Message],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        mode: StructuredMode,
-        params: dict[str, Any],
-    ) -> RawReply:
+    async def _send(self, request: Request) -> RawReply:
         """Send one request; raise BackendError on failure."""
 
     async def _label_logprobs(
@@ -210,76 +179,31 @@ class ChatModel(Transport, ABC):
         **params: Any,
     ) -> Completion:
         """Return a Completion; never raises for model or transport failures."""
-        params = self._params(params)
-        schema_json = json_schema_of(schema) if schema is not None else None
-        # Where the reply is held to the schema (a grammar, structured outputs), a bounded schema caps its stage's
-        # tokens: a model that runs on is stopped there, not at max_tokens. Free-text modes may wrap the JSON.
-        constrained = self.mode in (StructuredMode.GRAMMAR, StructuredMode.JSON_SCHEMA)
-        cap = reply_token_cap(schema_json) if schema_json is not None and constrained else None
-        if cap is not None and cap < params["max_tokens"]:
-            params["max_tokens"] = cap
-        messages = list(messages)
-        if schema_json is not None and self.shows_schema_in_prompt():
-            messages = _with_schema_text(messages, render_schema(schema_json, lang))
+        request = self._request(messages, schema, lang, self._params(params))
         base = Completion(
-            backend=self.backend,
-            model=self.model_id,
-            params=params,
-            prompt_version=prompt_version,
-            stage=stage,
+            backend=self.backend, model=self.model_id, params=request.params, prompt_version=prompt_version, stage=stage
         )
-        key = self._request_key(messages, mode=self.mode.value, schema=schema_json, params=params)
-        if key is not None:
-            hit = self._from_cache(key, schema, base) or await self._shared(key, base)
-            if hit is not None:
-                return self._finish(hit)
-            self._inflight[key] = asyncio.get_running_loop().create_future()
-        completion: Completion | None = None
-        try:
-            started = time.perf_counter()
-            too_long = self._oversized(messages, schema_json)
-            if too_long is not None:
-                completion = base.model_copy(update={"failure": too_long, "usage": Usage(), "attempts": 0})
-            else:
-                completion = await self._complete_uncached(messages, schema, schema_json, params, lang, base)
-            completion.latency_s = time.perf_counter() - started
-            if self.cache is not None and key is not None and completion.ok:
-                self.cache.put(
-                    key,
-                    backend=self.backend,
-                    model=self.model_id,
-                    stage=stage,
-                    record={
-                        "text": completion.text,
-                        "finish_reason": completion.finish_reason,
-                        "usage": completion.usage.model_dump(),
-                        "attempts": completion.attempts,
-                        "logprobs": completion.logprobs,
-                    },
-                )
-        finally:
-            if key is not None:
-                self._release(key, completion)
-        return self._finish(completion)
-
-    def context_tokens(self) -> int | None:
-        """The most prompt tokens a request may carry, checked before it is sent; None: the backend counts them
-        itself (the local backend tokenizes the prompt and refuses it exactly)."""
-        return None
-
-    def _oversized(self, messages: list[Message], schema_json: dict[str, Any] | None) -> Failure | None:
-        """A request too long for the model's context: refused before sending, never truncated."""
-        limit = self.context_tokens()
-        if limit is None:
-            return None
-        size = estimated_tokens([m.content for m in messages], schema_json, 0)
-        if size <= limit:
-            return None
-        return Failure(
-            kind=FailureKind.REQUEST,
-            message=f"the prompt is about {size:,} tokens, more than the model's context of {limit:,} tokens "
-            "(declare it with -M n_ctx=); not sent",
+        key = self._calls.key(
+            self.identity(), request.messages, mode=request.mode.value, schema=request.schema, params=request.params
         )
+
+        async def compute() -> Completion:
+            return await reasked(self._sent, request, schema, reasks=self.options.reasks, lang=lang, base=base)
+
+        completion = await self._calls.through(
+            key,
+            stage,
+            decode=lambda record: _from_record(record, schema, base),
+            compute=lambda: self._bounded(request, base, compute),
+            record=lambda done: {
+                "text": done.text,
+                "finish_reason": done.finish_reason,
+                "usage": done.usage.model_dump(),
+                "attempts": done.attempts,
+                "logprobs": done.logprobs,
+            },
+        )
+        return counted(completion, self.ledger, self.health)
 
     async def score_labels(
         self,
@@ -301,6 +225,7 @@ class ChatModel(Transport, ABC):
         params = {k: v for k, v in self._params({}).items() if k != "max_tokens"}
         if hidden_state:  # in the cache key only when asked: earlier keys stay valid
             params["hidden_state"] = True
+        request = Request(list(messages), params=params)
         base = Completion(
             backend=self.backend,
             model=self.model_id,
@@ -308,99 +233,90 @@ class ChatModel(Transport, ABC):
             prompt_version=prompt_version,
             stage=stage,
         )
-        key = self._request_key(messages, kind="label_scores", labels=labels, params=params)
-        if key is not None and self.cache is not None:
-            record = self.cache.get(key)
-            if record is not None:
-                hit = base.model_copy(
-                    update={
-                        "text": record["text"],
-                        "parsed": LabelScores.model_validate_json(record["text"]),
-                        "cached": True,
-                        "attempts": 1,
-                    }
-                )
-                return self._finish(hit)
-        started = time.perf_counter()
-        usage = Usage()
-        completion = base.model_copy(update={"usage": usage, "attempts": 1})
-        too_long = self._oversized(messages, None)
-        if too_long is not None:
-            completion.failure, completion.attempts = too_long, 0
-            return self._finish(completion)
-        try:
+        key = self._calls.key(self.identity(), request.messages, kind="label_scores", labels=labels, params=params)
+
+        async def compute() -> Completion:
+            usage = Usage()
 
             async def send() -> tuple[tuple[dict[str, float | None], str | None], RawReply]:
-                logprobs, reply = await self._label_logprobs(messages, labels, params, hidden_state)
+                logprobs, reply = await self._label_logprobs(request.messages, labels, params, hidden_state)
                 return (logprobs, reply.state), reply
 
-            estimate = self._estimated_tokens(messages, None, 1)
-            (logprobs, state), retries = await self._with_retries(send, usage, estimate)
-            scores = LabelScores.from_logprobs(logprobs, state=state)
-            completion = completion.model_copy(
-                update={
-                    "text": scores.model_dump_json(),
-                    "parsed": scores,
-                    "retries": retries,
-                }
-            )
-        except BackendError as error:
-            kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
-            completion.retries = error.retries_used
-            completion.failure = Failure(kind=kind, message=str(error), status=error.status)
-        except ConfigurationError:
-            raise
-        except Exception as error:  # no label among the candidates, or a backend bug: a failure, not a crash
-            completion.failure = Failure(kind=FailureKind.BACKEND, message=f"{type(error).__name__}: {error}")
-        completion.latency_s = time.perf_counter() - started
-        if self.cache is not None and key is not None and completion.ok:
-            self.cache.put(
-                key, backend=self.backend, model=self.model_id, stage=stage, record={"text": completion.text}
-            )
-        return self._finish(completion)
+            completion = base.model_copy(update={"usage": usage, "attempts": 1})
+            try:
+                estimate = self._estimated_tokens(request.messages, None, 1)
+                (logprobs, state), completion.retries = await self._with_retries(send, usage, estimate)
+                scores = LabelScores.from_logprobs(logprobs, state=state)
+                completion.text, completion.parsed = scores.model_dump_json(), scores
+            except Exception as error:
+                completion.failure = failure_of(error)
+                completion.retries = getattr(error, "retries_used", 0)
+            return completion
 
-    def _finish(self, completion: Completion) -> Completion:
-        """Complete the completion's usage, count it in the ledger and the endpoint's health, return it."""
-        usage = completion.usage.model_copy(
-            update={
-                "completions": 1,
-                "cache_hits": int(completion.cached),
-                "reasks": max(completion.attempts - 1, 0),
-                "retries": completion.retries,
-                "failures": int(not completion.ok),
-            }
+        completion = await self._calls.through(
+            key,
+            stage,
+            decode=lambda record: base.model_copy(
+                update={
+                    "text": record["text"],
+                    "parsed": LabelScores.model_validate_json(record["text"]),
+                    "cached": True,
+                    "attempts": 1,
+                }
+            ),
+            compute=lambda: self._bounded(request, base, compute),
+            record=lambda done: {"text": done.text},
         )
-        completion.usage = usage
-        self.ledger.record(completion)
-        self.health.observe(completion)
+        return counted(completion, self.ledger, self.health)
+
+    def context_tokens(self) -> int | None:
+        """The most prompt tokens a request may carry, checked before it is sent; None: the backend counts them
+        itself (the local backend tokenizes the prompt and refuses it exactly)."""
+        return None
+
+    def _request(
+        self, messages: list[Message], schema: type[BaseModel] | None, lang: str, params: dict[str, Any]
+    ) -> Request:
+        """The request `complete` sends: the schema shown in the prompt where the model must see it, and where the
+        reply is held to a bounded schema (a grammar, structured outputs), its stage's tokens capped by it: a model
+        that runs on is stopped there, not at max_tokens. Free-text modes may wrap the JSON."""
+        if schema is None:
+            return Request(list(messages), None, "reply", self.mode, params)
+        schema_json = json_schema_of(schema)
+        if self.mode in (StructuredMode.GRAMMAR, StructuredMode.JSON_SCHEMA):
+            cap = reply_token_cap(schema_json)
+            if cap is not None and cap < params["max_tokens"]:
+                params["max_tokens"] = cap
+        if self.shows_schema_in_prompt():
+            messages = with_schema_text(list(messages), render_schema(schema_json, lang))
+        return Request(list(messages), schema_json, schema.__name__, self.mode, params)
+
+    async def _bounded(
+        self, request: Request, base: Completion, compute: Callable[[], Awaitable[Completion]]
+    ) -> Completion:
+        """`compute()` timed, unless the request is too long for the model's context: refused then, never sent."""
+        started = time.perf_counter()
+        too_long = oversized(request.messages, request.schema, self.context_tokens())
+        if too_long is not None:
+            completion = base.model_copy(update={"failure": too_long, "usage": Usage(), "attempts": 0})
+        else:
+            completion = await compute()
+        completion.latency_s = time.perf_counter() - started
         return completion
 
-    async def _shared(self, key: str, base: Completion) -> Completion | None:
-        """The reply to an identical request already in flight, as a cache hit; None if there is none."""
-        pending = self._inflight.get(key)
-        if pending is None:
-            return None
-        await asyncio.wait({pending})  # not `await pending`: its cancellation must not cancel this caller
-        if pending.cancelled() or not pending.result().ok:
-            return None
-        shared = pending.result()
-        update = {"cached": True, "usage": Usage(), "latency_s": 0.0, "stage": base.stage}
-        return shared.model_copy(update=update)
+    async def _sent(self, request: Request, usage: Usage) -> tuple[RawReply | None, int, Failure | None]:
+        """One request sent within the endpoint's limits and retries: its reply, the retries, the failure if any."""
+        estimate = self._estimated_tokens(request.messages, request.schema, request.params.get("max_tokens"))
 
-    def _release(self, key: str, completion: Completion | None) -> None:
-        future = self._inflight.pop(key, None)
-        if future is not None and not future.done():
-            if completion is None:
-                future.cancel()
-            else:
-                future.set_result(completion)
+        async def send() -> tuple[RawReply, RawReply]:
+            reply = await self._send(request)
+            return reply, reply
 
-    def _request_key(self, messages: list[Message], **request: Any) -> str | None:
-        """The cache key of a request (None without a cache): everything that changes the output, no secret."""
-        if self.cache is None:
-            return None
-        messages_json = [m.model_dump() for m in messages]
-        return cache_key({"v": CACHE_KEY_VERSION, **self.identity(), "messages": messages_json, **request})
+        try:
+            reply, retries = await self._with_retries(send, usage, estimate)
+            return reply, retries, None
+        except Exception as error:
+            return None, getattr(error, "retries_used", 0), failure_of(error)
 
     def _params(self, overrides: dict[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -412,113 +328,26 @@ class ChatModel(Transport, ABC):
         params.update(overrides)
         return params
 
-    def _from_cache(self, key: str, schema: type[BaseModel] | None, base: Completion) -> Completion | None:
-        assert self.cache is not None
-        record = self.cache.get(key)
-        if record is None:
-            return None
-        parsed = None
-        if schema is not None:
-            try:
-                parsed = parse_reply(record["text"], schema)
-            except ValueError:
-                return None  # an entry the schema no longer accepts is a miss, not a result
-        return base.model_copy(
-            update={
-                "text": record["text"],
-                "parsed": parsed,
-                "cached": True,
-                "attempts": record["attempts"],
-                "finish_reason": record.get("finish_reason"),
-                "logprobs": record.get("logprobs"),
-            }
-        )
-
-    async def _complete_uncached(
-        self,
-        messages: list[Message],
-        schema: type[BaseModel] | None,
-        schema_json: dict[str, Any] | None,
-        params: dict[str, Any],
-        lang: str,
-        base: Completion,
-    ) -> Completion:
-        usage = Usage()
-        retries = 0
-        conversation = list(messages)
-        name = schema.__name__ if schema is not None else "reply"
-        reply: RawReply | None = None
-        failure: Failure | None = None
-        for attempt in range(1, self.options.reasks + 2):
-            try:
-                reply, used_retries = await self._with_retries(
-                    lambda c=conversation: self._sent(c, schema_json, name, params),
-                    usage,
-                    self._estimated_tokens(conversation, schema_json, params.get("max_tokens")),
-                )
-                retries += used_retries
-            except BackendError as error:
-                retries += error.retries_used
-                kind = FailureKind.TRANSIENT if error.transient else FailureKind.REQUEST
-                failure = Failure(
-                    kind=kind, message=str(error), last_text=reply.text if reply else None, status=error.status
-                )
-                return base.model_copy(
-                    update={"usage": usage, "attempts": attempt, "retries": retries, "failure": failure}
-                )
-            except Exception as error:  # a backend bug must not kill a batch
-                return base.model_copy(
-                    update={
-                        "usage": usage,
-                        "attempts": attempt,
-                        "retries": retries,
-                        "failure": Failure(kind=FailureKind.BACKEND, message=f"{type(error).__name__}: {error}"),
-                    }
-                )
-            done = base.model_copy(
-                update={
-                    "text": reply.text,
-                    "usage": usage,
-                    "attempts": attempt,
-                    "retries": retries,
-                    "finish_reason": reply.finish_reason,
-                    "logprobs": reply.logprobs,
-                }
-            )
-            if schema is None:
-                return done
-            problems: list[str] = []
-            if reply.finish_reason == "length":
-                problems.append(_model_facing("reask_truncated", lang))
-            try:
-                done.parsed = parse_reply(reply.text, schema)
-                return done
-            except ValueError as error:
-                problems.append(describe_error(error))
-            kind = FailureKind.TRUNCATED if reply.finish_reason == "length" else FailureKind.INVALID_OUTPUT
-            failure = Failure(kind=kind, message="\n".join(problems), last_text=reply.text)
-            conversation = [
-                *conversation,
-                Message(role="assistant", content=reply.text),
-                Message(role="user", content=_model_facing("reask", lang, errors="\n".join(problems))),
-            ]
-        return done.model_copy(update={"failure": failure, "parsed": None})
-
-    async def _sent(
-        self, messages: list[Message], schema: dict[str, Any] | None, name: str, params: dict[str, Any]
-    ) -> tuple[RawReply, RawReply]:
-        reply = await self._send(messages, schema=schema, schema_name=name, mode=self.mode, params=params)
-        return reply, reply
-
     async def aclose(self) -> None:
         """Release resources (HTTP clients, loaded weights); nothing to release by default."""
         return None
 
 
-def _with_schema_text(messages: list[Message], schema_text: str) -> list[Message]:
-    """Append the rendered schema to the last user message."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role == "user":
-            updated = Message(role="user", content=f"{messages[index].content}\n\n{schema_text}")
-            return [*messages[:index], updated, *messages[index + 1 :]]
-    return [*messages, Message(role="user", content=schema_text)]
+def _from_record(record: dict[str, Any], schema: type[BaseModel] | None, base: Completion) -> Completion | None:
+    """A stored reply as a cache hit; None (a miss) where the schema no longer accepts it."""
+    parsed = None
+    if schema is not None:
+        try:
+            parsed = parse_reply(record["text"], schema)
+        except ValueError:
+            return None
+    return base.model_copy(
+        update={
+            "text": record["text"],
+            "parsed": parsed,
+            "cached": True,
+            "attempts": record["attempts"],
+            "finish_reason": record.get("finish_reason"),
+            "logprobs": record.get("logprobs"),
+        }
+    )

@@ -17,6 +17,7 @@ def match_label_logprobs(labels: list[str], candidates: Iterable[tuple[str, floa
         if not text:
             continue
         for label in labels:
-            if label.startswith(text) and (found[label] is None or logprob > found[label]):
+            best = found[label]
+            if label.startswith(text) and (best is None or logprob > best):
                 found[label] = logprob
     return found

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts.models._errors import BackendError, ConfigurationError
-from ragfacts.models._types import Message, ModelSpec, RawReply, StructuredMode, encode_state
+from ragfacts.models._types import Message, ModelSpec, RawReply, Request, StructuredMode, encode_state
 from ragfacts.models.base import ChatModel
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified, quality_notice
 from ragfacts.models.gguf import read_gguf_info
@@ -199,45 +199,31 @@ class LlamaCppModel(ChatModel):
             llama_cpp.llama_set_abort_callback(self._llama._ctx.ctx, self._abort_callback, None)
         return self._llama
 
-    async def _send(
-        self,
-        messages: list[Message],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        mode: StructuredMode,
-        params: dict[str, Any],
-    ) -> RawReply:
+    async def _send(self, request: Request) -> RawReply:
         """Generate in a worker thread, within --timeout; a caller that goes away stops the generation."""
         guard = CallGuard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
         loop = asyncio.get_running_loop()
         guard.abandoned = lambda usage: count_later(loop, self.ledger, usage)
         try:
-            return await asyncio.to_thread(self._send_blocking, messages, schema, mode, params, guard)
+            return await asyncio.to_thread(self._send_blocking, request, guard)
         except asyncio.CancelledError:
             guard.cancel.set()  # the thread stops at its next token and frees the model
             raise
 
-    def _send_blocking(
-        self,
-        messages: list[Message],
-        schema: dict[str, Any] | None,
-        mode: StructuredMode,
-        params: dict[str, Any],
-        guard: CallGuard,
-    ) -> RawReply:
-        request: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **params}
-        if schema is not None and mode is StructuredMode.GRAMMAR:
-            request["response_format"] = {"type": "json_object", "schema": schema}
+    def _send_blocking(self, request: Request, guard: CallGuard) -> RawReply:
+        messages = request.messages
+        body: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **request.params}
+        if request.schema is not None and request.mode is StructuredMode.GRAMMAR:
+            body["response_format"] = {"type": "json_object", "schema": request.schema}
         llama_cpp = _import_llama()
-        request["logits_processor"] = llama_cpp.LogitsProcessorList([guard])  # counts the generated tokens
+        body["logits_processor"] = llama_cpp.LogitsProcessorList([guard])  # counts the generated tokens
         with self._guarded(guard):
             llama = self._load()
             started = time.perf_counter()
             if not self.reuse_prefix:
                 llama.reset()
             try:
-                response = llama.create_chat_completion(**request)
+                response = llama.create_chat_completion(**body)
             except ValueError as error:  # e.g. the prompt exceeds the context window
                 raise BackendError(f"llama.cpp refused the request: {error}", transient=False) from error
             except RuntimeError:

@@ -10,7 +10,7 @@ import openai
 
 from ragfacts import redaction
 from ragfacts.models._errors import BackendError, ConfigurationError
-from ragfacts.models._types import Message, ModelSpec, RawReply, StructuredMode
+from ragfacts.models._types import Message, ModelSpec, RawReply, Request, StructuredMode
 from ragfacts.models.base import ChatModel
 from ragfacts.models.labels import match_label_logprobs
 from ragfacts.models.options import DEFAULT_ENDPOINT_CONTEXT, ModelOptions
@@ -78,27 +78,20 @@ class OpenAICompatibleModel(ChatModel):
         """The endpoint model's context: -M n_ctx=, else the largest common one (prompts are estimated)."""
         return self.options.n_ctx or DEFAULT_ENDPOINT_CONTEXT
 
-    async def _send(
-        self,
-        messages: list[Message],
-        *,
-        schema: dict[str, Any] | None,
-        schema_name: str,
-        mode: StructuredMode,
-        params: dict[str, Any],
-    ) -> RawReply:
-        request: dict[str, Any] = {
+    async def _send(self, request: Request) -> RawReply:
+        body: dict[str, Any] = {
             "model": self.model_id,
-            "messages": [m.model_dump() for m in messages],
-            **params,
+            "messages": [m.model_dump() for m in request.messages],
+            **request.params,
         }
+        schema, mode, schema_name = request.schema, request.mode, request.schema_name
         if schema is not None and mode is StructuredMode.JSON_SCHEMA:
-            request["response_format"] = {
+            body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "schema": strict_schema(schema), "strict": True},
             }
         elif schema is not None and mode is StructuredMode.TOOL:
-            request["tools"] = [
+            body["tools"] = [
                 {
                     "type": "function",
                     "function": {
@@ -108,8 +101,8 @@ class OpenAICompatibleModel(ChatModel):
                     },
                 }
             ]
-            request["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
-        response = await self._create(request)
+            body["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
+        response = await self._create(body)
         if not response.choices:
             raise BackendError("the server returned no choices", transient=True, reply=_empty_reply(response))
         choice = response.choices[0]

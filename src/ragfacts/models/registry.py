@@ -10,7 +10,7 @@ modules below, others register theirs under the entry-point group `ragfacts.back
         spec_forms = "mine:MODEL"
         @classmethod
         def build(cls, spec, options, **shared): return cls(spec.name, options, **shared)
-        async def _send(self, messages, *, schema, schema_name, stage): ...
+        async def _send(self, request): ...
 
 A backend's module is imported when a spec names it, so `ragfacts --help` loads no SDK.
 """

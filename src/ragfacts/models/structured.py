@@ -45,7 +45,8 @@ def _max_chars(node: Any) -> int | None:
     for key in ("anyOf", "oneOf"):
         if key in node:
             options = [_max_chars(option) for option in node[key]]
-            return None if any(o is None for o in options) else max(options)
+            bounded = [o for o in options if o is not None]
+            return None if len(bounded) < len(options) else max(bounded)
     kind = node.get("type")
     if kind in ("boolean", "null"):
         return 5

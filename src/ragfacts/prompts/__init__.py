@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import string
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # tomllib is in the standard library from Python 3.11
+    import tomli as tomllib
 
 LANGS = ("en", "zh")
 
@@ -37,7 +41,9 @@ def schema_texts(lang: str) -> tuple[str, dict[str, str]]:
     "schemas/zh@1", and the texts by key."""
     if lang not in LANGS:
         raise ValueError(f"unsupported prompt language {lang!r}; choose one of {', '.join(LANGS)}")
-    data = tomllib.loads(resources.files(__package__).joinpath(lang, "schemas.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads(
+        resources.files(__package__).joinpath(lang).joinpath("schemas.toml").read_text(encoding="utf-8")
+    )
     return f"schemas/{lang}@{data['version']}", dict(data["texts"])
 
 
@@ -46,7 +52,7 @@ def load_prompt(name: str, lang: str) -> PromptTemplate:
     """Load `prompts/<lang>/<name>.md`; raises FileNotFoundError for an unknown prompt."""
     if lang not in LANGS:
         raise ValueError(f"unsupported prompt language {lang!r}; choose one of {', '.join(LANGS)}")
-    raw = resources.files(__package__).joinpath(lang, f"{name}.md").read_text(encoding="utf-8")
+    raw = resources.files(__package__).joinpath(lang).joinpath(f"{name}.md").read_text(encoding="utf-8")
     first, _, body = raw.partition("\n")
     if not first.startswith("version:"):
         raise ValueError(f"prompt {lang}/{name}.md must start with a 'version: N' line")

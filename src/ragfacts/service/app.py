@@ -36,7 +36,7 @@ from ragfacts.methods.base import Kind, Method
 from ragfacts.models import ConfigurationError
 from ragfacts.runtime import Runtime
 from ragfacts.service.auth import BearerToken
-from ragfacts.service.judging import GATES, RequestError, evaluate_rows, gate, item_gate, judge_item, method_for
+from ragfacts.service.judging import RequestError, evaluate_rows, gate, item_gate, judge_item, method_for
 from ragfacts.service.limits import BodyLimit, Busy, RequestSlots, TimedOut, within
 from ragfacts.service.logs import REQUEST_LOGGER, Redactor, service_secrets
 from ragfacts.service.metrics import ServiceMetrics
@@ -47,6 +47,7 @@ from ragfacts.service.schemas import (
     EvaluateResponse,
     JudgementResponse,
     RecallRequest,
+    thresholds,
 )
 from ragfacts.service.settings import ServiceSettings
 
@@ -78,8 +79,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
             "precision": method_for("precision", settings.precision),
             "recall": method_for("recall", settings.recall),
         }
-    except RequestError as error:
-        raise ConfigurationError(f"the default method: {error}") from error
+    except RequestError as exc:
+        raise ConfigurationError(f"the default method: {exc}") from exc
     redact = Redactor(service_secrets(settings))
     metrics = ServiceMetrics(runtime.ledger)
     slots = RequestSlots(settings.max_concurrent, settings.request_timeout_s)
@@ -105,7 +106,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         title="ragfacts",
         version=ragfacts.__version__,
         summary="Faithfulness (L-Face4RAG) and factual recall (FaaF) of RAG answers, as a gating service.",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else "",  # no docstring under python -OO
         lifespan=lifespan,
     )
     guard = [Depends(auth.dependency())] if auth.enabled else []
@@ -145,15 +146,14 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         """Precision of one answer against its reference: label, faithfulness, segments, error types."""
         judge = method_for("precision", body.method or settings.precision, body.options)
         item = Item(question=body.question, reference=body.reference, answer=body.answer)
-        thresholds = {name: getattr(body, name) for name in GATES["precision"]}
-        return await judge_one(request, "/check", judge, item, thresholds, body.id)
+        return await judge_one(request, "/check", judge, item, thresholds(body, "precision"), body.id)
 
     @app.post("/recall", response_model=JudgementResponse, responses=_ERRORS, dependencies=guard, tags=["judge"])
     async def recall(body: RecallRequest, request: Request) -> Response:
         """Recall of one answer: which facts (given, or generated from the ground truth) it contains."""
         judge = method_for("recall", body.method or settings.recall, body.options)
         item = Item(question=body.question, ground_truth=body.ground_truth, answer=body.answer, facts=body.facts)
-        return await judge_one(request, "/recall", judge, item, {"min_recall": body.min_recall}, body.id)
+        return await judge_one(request, "/recall", judge, item, thresholds(body, "recall"), body.id)
 
     @app.post("/evaluate", response_model=EvaluateResponse, responses=_ERRORS, dependencies=guard, tags=["judge"])
     async def evaluate(body: EvaluateRequest, request: Request) -> Response:
@@ -173,8 +173,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         request.state.usage = evaluation.usage
         for name, outcome in evaluation.outcomes:
             metrics.observe_result(name, outcome)
-        thresholds = {name: getattr(body, name) for kind in ("precision", "recall") for name in GATES[kind]}
-        verdict = gate(evaluation.summaries, thresholds)
+        verdict = gate(evaluation.summaries, thresholds(body, "precision", "recall"))
         metrics.observe_gate("/evaluate", verdict.passed)
         return respond(200, {**evaluation.document, "gate": verdict.model_dump()})
 
@@ -321,7 +320,7 @@ def _evaluate_methods(body: EvaluateRequest, defaults: dict[Kind, Method]) -> li
     for kind in kinds:
         spec = getattr(body, kind) if kind in body.model_fields_set else defaults[kind].spec
         if spec is None or spec.strip().lower() == "none":
-            gates = [name for name in GATES[kind] if getattr(body, name) is not None]
+            gates = [name for name, value in thresholds(body, kind).items() if value is not None]
             if gates:
                 raise RequestError(f"{', '.join(gates)} needs a {kind} method, and {kind} is none")
             continue

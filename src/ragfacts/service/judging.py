@@ -13,18 +13,16 @@ from typing import Any
 
 from ragfacts.bench.applicable import check_applicable
 from ragfacts.bench.evaluation import RunResult, evaluate_plan
-from ragfacts.bench.gates import check_gates, gates_of
+from ragfacts.bench.gates import check_gates
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, prepare
 from ragfacts.bench.summary import Estimate, MethodSummary
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Kind, Method, MethodResult, Outcome, create_method
+from ragfacts.methods.base import Kind, Method, MethodResult, Outcome, method_of_kind
 from ragfacts.models import ChatModel
 from ragfacts.service.schemas import Gate, GateCheck
 from ragfacts.usage import Usage
-
-GATES: dict[Kind, tuple[str, ...]] = {kind: gates_of(kind) for kind in ("precision", "recall")}
 
 
 @dataclass
@@ -44,12 +42,9 @@ class RequestError(ValueError):
 def method_for(kind: Kind, spec: str, options: dict[str, Any] | None = None) -> Method:
     """The `kind` method named by `spec` with `options`; raises RequestError naming what is possible."""
     try:
-        judge = create_method(spec, **(options or {}))
+        return method_of_kind(kind, spec, options)
     except ValueError as error:  # MethodError, or a spec that does not parse
         raise RequestError(str(error)) from error
-    if judge.kind != kind:
-        raise RequestError(f"{judge.name} is a {judge.kind} method; this endpoint takes a {kind} method")
-    return judge
 
 
 async def judge_item(model: ChatModel, judge: Method, item: Item) -> MethodResult:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-_THRESHOLD = {"ge": 0.0, "le": 1.0}
+from ragfacts.bench.gates import GATES
+from ragfacts.methods.base import Kind
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class _Request(BaseModel):
@@ -19,7 +22,23 @@ def _not_blank(value: str | None, info: Any) -> str | None:
     return value
 
 
-class CheckRequest(_Request):
+def _with_gates(name: str, model: type[M], *kinds: Kind) -> type[M]:
+    """`model`, published as `name`, with a threshold field for each gate on methods of `kinds`, named and described
+    as `GATES` declares them (the command line's `--min-*` options are made from the same declarations)."""
+    fields: dict[str, Any] = {
+        gate: (float | None, Field(None, ge=0.0, le=1.0, description=f"gate: fail below {spec.measures}"))
+        for gate, spec in GATES.items()
+        if spec.kind in kinds
+    }
+    return create_model(name, __base__=model, __module__=model.__module__, __doc__=model.__doc__, **fields)
+
+
+def thresholds(body: BaseModel, *kinds: Kind) -> dict[str, float | None]:
+    """The gates' thresholds a request gave (None: not given), for methods of `kinds`."""
+    return {name: getattr(body, name) for name, spec in GATES.items() if spec.kind in kinds}
+
+
+class _CheckRequest(_Request):
     """Precision of one answer against its reference."""
 
     reference: str = Field(description="what the answer must be faithful to (the retrieved context)")
@@ -32,13 +51,11 @@ class CheckRequest(_Request):
         examples=["lface4rag:strategy=paper"],
     )
     options: dict[str, Any] = Field(default_factory=dict, description="the method's options (override the spec's)")
-    min_consistent: float | None = Field(None, **_THRESHOLD, description="gate: fail unless the answer is consistent")
-    min_faithfulness: float | None = Field(None, **_THRESHOLD, description="gate: fail below this faithfulness")
 
     texts_not_blank = field_validator("reference", "answer", "question")(_not_blank)
 
 
-class RecallRequest(_Request):
+class _RecallRequest(_Request):
     """Recall of one answer: which of the facts (given, or generated from the ground truth) it contains."""
 
     answer: str = Field(description="the answer to judge")
@@ -50,12 +67,11 @@ class RecallRequest(_Request):
         None, description="a recall method spec, e.g. faaf:mode=tf or prompt-tf; default: the server's"
     )
     options: dict[str, Any] = Field(default_factory=dict, description="the method's options (override the spec's)")
-    min_recall: float | None = Field(None, **_THRESHOLD, description="gate: fail below this recall")
 
     texts_not_blank = field_validator("answer", "ground_truth", "question")(_not_blank)
 
     @model_validator(mode="after")
-    def _facts_or_ground_truth(self) -> RecallRequest:
+    def _facts_or_ground_truth(self) -> _RecallRequest:
         if (self.facts is None) == (self.ground_truth is None):
             raise ValueError("give exactly one of facts or ground_truth")
         if self.facts is not None and (not self.facts or any(not fact.strip() for fact in self.facts)):
@@ -63,7 +79,7 @@ class RecallRequest(_Request):
         return self
 
 
-class EvaluateRequest(_Request):
+class _EvaluateRequest(_Request):
     """Precision and recall of every row, as `ragfacts evaluate` judges a dataset file."""
 
     rows: list[dict[str, Any]] = Field(
@@ -78,9 +94,16 @@ class EvaluateRequest(_Request):
     recall: str | None = Field(
         None, description="recall method spec; absent: the server's default; null or 'none': skip recall"
     )
-    min_consistent: float | None = Field(None, **_THRESHOLD, description="gate: least share of consistent answers")
-    min_faithfulness: float | None = Field(None, **_THRESHOLD, description="gate: least mean faithfulness")
-    min_recall: float | None = Field(None, **_THRESHOLD, description="gate: least mean recall")
+
+
+if TYPE_CHECKING:  # the gates' fields are read with `thresholds`
+    CheckRequest = _CheckRequest
+    RecallRequest = _RecallRequest
+    EvaluateRequest = _EvaluateRequest
+else:
+    CheckRequest = _with_gates("CheckRequest", _CheckRequest, "precision")
+    RecallRequest = _with_gates("RecallRequest", _RecallRequest, "recall")
+    EvaluateRequest = _with_gates("EvaluateRequest", _EvaluateRequest, "precision", "recall")
 
 
 class GateCheck(BaseModel):

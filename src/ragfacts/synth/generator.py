@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragfacts.items import Item
-from ragfacts.methods.base import Method
+from ragfacts.methods.base import Task
 from ragfacts.methods.precision.results import CallRecord
 from ragfacts.methods.prompting import ask, estimate
 from ragfacts.models import ChatModel
@@ -49,11 +49,11 @@ def inject_prompt(error_type: ErrorType) -> str:
     return f"synth_inject_{type_slug(error_type)}"
 
 
-class Synthesiser(Method):
+class Synthesiser(Task):
     """Makes labelled answers from faithful ones: one flawed answer per error type, and paraphrases."""
 
     name = "synth"
-    kind = "precision"  # what it makes data for; the runner's results need a kind
+    kind = "synth"
     Options = SynthOptions
     description = "flawed answers with one error of each type, and paraphrases, each checked by a second call"
     prompts = (WRITE, CHECK_ANSWER, PARAPHRASE, CHECK_PARAPHRASE, CHECK_EDIT, *map(inject_prompt, INJECTABLE))

@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragfacts.bench.rundir import RunDir, RunError, results_line
-from ragfacts.bench.runner import RunPlan, current_outcomes
+from ragfacts.bench.evaluation import RunResult
+from ragfacts.bench.jsonl import RunError, json_line
+from ragfacts.bench.rundir import RunDir
 from ragfacts.files import replacing
 from ragfacts.items import Item
-from ragfacts.models import ChatModel
 from ragfacts.synth.results import Candidate, SynthResult
 
 
@@ -29,9 +29,8 @@ class SynthOutput(RunDir):
     """The files of a synthesis run: the dataset at `-o`, the log, manifest, ledger and lock beside it."""
 
     def __init__(self, target: str | Path) -> None:
-        super().__init__(target)
+        super().__init__(target, results_suffix=".log.jsonl")
         self.dataset = self.target
-        self.results = self.target.with_name(self.target.name + ".log.jsonl")
 
     def check_target(self, inputs: list[Path]) -> None:
         """Refuse an output that is not a .jsonl name, is an input, or is a file synth did not write."""
@@ -46,7 +45,7 @@ class SynthOutput(RunDir):
         if manifest is not None and [m.name for m in manifest.methods] != ["synth"]:
             raise RunError(f"{self.manifest} belongs to another kind of ragfacts run; give another -o")
         if manifest is None and _has_content(self.results):
-            self._refuse_unless_ours()
+            self.log.refuse_unless_ours()
 
 
 class Tally(BaseModel):
@@ -76,24 +75,25 @@ class SynthSummary(BaseModel):
     positives: dict[str, Tally] = Field(default_factory=dict)
 
 
-def write_dataset(output: SynthOutput, plan: RunPlan, model: ChatModel) -> SynthSummary:
-    """Write the dataset from the current log lines (whole, atomically), count it into the manifest, return it.
+def write_dataset(output: SynthOutput, run: RunResult) -> SynthSummary:
+    """Write the dataset from the run's current log lines (whole, atomically), count it into the manifest, return it.
 
     Call it holding the output's lock.
     """
+    plan = run.plan
     (synthesiser,) = plan.methods
     summary = SynthSummary(dataset=str(output.dataset), rows=plan.dataset.count)
     summary.by_type = {t.value: Tally() for t in synthesiser.options.types}
     summary.positives = {kind: Tally() for kind in ("original", "written", "paraphrase")}
     with replacing(output.dataset) as handle:
-        for item, lines in current_outcomes(output, plan, model):
+        for item, lines in run.judged:
             line = lines.get(synthesiser.spec)
             if line is None:
                 continue
             result = SynthResult.model_validate(line["result"])
             _count(summary, result)
             for row in dataset_rows(item, result):
-                handle.write(results_line(row) + "\n")
+                handle.write(json_line(row) + "\n")
                 summary.items += 1
     manifest = output.load_manifest()
     if manifest is not None:  # written by the run that made the results

@@ -6,10 +6,12 @@ unless a valid "inconsistent" verdict already decides it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ragfacts.methods.precision.results import AnswerLabel, SegmentResult, StageResult
 
 
-def segment_label(stages: list[StageResult]) -> AnswerLabel:
+def segment_label(stages: Sequence[StageResult]) -> AnswerLabel:
     """Inconsistent if any stage says so; else unscored if any stage failed; else consistent."""
     if any(stage.verdict == "inconsistent" for stage in stages):
         return AnswerLabel.INCONSISTENT

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import cache
-from typing import Any, Literal, cast
+from typing import Any, Literal, overload
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
@@ -72,8 +72,20 @@ def batch_schema(stage: Stage, chain_of_thought: bool, count: int) -> type[BaseM
         f"{single.__name__}s",
         __doc__=_DOC,
         __validators__={"in_order": field_validator("segments")(in_order)},
-        segments=(list[entry], Field(min_length=count, max_length=count, description=_ENTRIES)),  # type: ignore[valid-type]
+        segments=(list[entry], Field(min_length=count, max_length=count, description=_ENTRIES)),
     )
+
+
+@overload
+async def check_batched(
+    model: ChatModel, item: Item, stage: Literal["fact"], segments: list[str], *, chain_of_thought: bool, lang: str
+) -> tuple[CallRecord, list[FactResult]]: ...
+
+
+@overload
+async def check_batched(
+    model: ChatModel, item: Item, stage: Literal["logic"], segments: list[str], *, chain_of_thought: bool, lang: str
+) -> tuple[CallRecord, list[LogicResult]]: ...
 
 
 async def check_batched(
@@ -91,27 +103,33 @@ async def check_batched(
         segments=number_segments(segments),
     )
     record = CallRecord.of(completion)
-    result_type = FactResult if stage == "fact" else LogicResult
-    if not completion.ok:
-        return record, [result_type(call=record.pointer()) for _ in segments]
-    single = _SCHEMAS[(stage, chain_of_thought)]
-    build = fact_result if stage == "fact" else logic_result
-    results = [
-        build(single.model_validate(entry.model_dump(exclude={"segment"})), reference, record.pointer())
-        for entry in completion.parsed.segments
-    ]
-    return record, results
+    # Each entry as the per-segment stage's reply; none where the call failed.
+    replies = [entry.model_dump(exclude={"segment"}) for entry in completion.parsed.segments] if completion.ok else None
+    if stage == "fact":
+        fact_schema = FactCheck if chain_of_thought else FactVerdict
+        if replies is None:
+            return record, [FactResult(call=record.pointer()) for _ in segments]
+        return record, [fact_result(fact_schema.model_validate(r), reference, record.pointer()) for r in replies]
+    logic_schema = LogicCheck if chain_of_thought else LogicVerdict
+    if replies is None:
+        return record, [LogicResult(call=record.pointer()) for _ in segments]
+    return record, [logic_result(logic_schema.model_validate(r), reference, record.pointer()) for r in replies]
 
 
 async def check_segments_batched(
     model: ChatModel, item: Item, segments: list[str], options: CheckOptions, lang: str
 ) -> tuple[list[CallRecord], list[SegmentResult]]:
     """The fact stage and, unless ablated, the logic stage of every segment: one call each, run concurrently."""
-    kwargs = {"chain_of_thought": options.chain_of_thought, "lang": lang}
-    stages: list[Stage] = ["fact", "logic"] if options.logic_stage else ["fact"]
-    done = await asyncio.gather(*(check_batched(model, item, stage, segments, **kwargs) for stage in stages))
-    facts = cast(list[FactResult], done[0][1])
-    logics = cast(list[LogicResult], done[1][1]) if options.logic_stage else [None] * len(segments)
+    cot = options.chain_of_thought
+    fact_call = check_batched(model, item, "fact", segments, chain_of_thought=cot, lang=lang)
+    logics: list[LogicResult | None]
+    if options.logic_stage:
+        logic_call = check_batched(model, item, "logic", segments, chain_of_thought=cot, lang=lang)
+        (fact_record, facts), (logic_record, logic_results) = await asyncio.gather(fact_call, logic_call)
+        records, logics = [fact_record, logic_record], list(logic_results)
+    else:
+        fact_record, facts = await fact_call
+        records, logics = [fact_record], [None] * len(segments)
     results = [
         SegmentResult(
             index=index,
@@ -122,4 +140,4 @@ async def check_segments_batched(
         )
         for index, (text, fact, logic) in enumerate(zip(segments, facts, logics, strict=True))
     ]
-    return [record for record, _ in done], results
+    return records, results

@@ -10,7 +10,7 @@ localise every other answer (by content hash), sentence_scores explains a quarte
 from __future__ import annotations
 
 from ragfacts.items import Item
-from ragfacts.methods.precision.batched import PROMPTS, batch_schema, number_segments
+from ragfacts.methods.precision.batched import PROMPTS, Stage, batch_schema, number_segments
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.schemas import (
     AtomicStatements,
@@ -36,8 +36,8 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
     if options.strategy == "sentence_scores":
         return _sentence_scores(model, item, options, lang)
     if options.strategy in ("holistic_score", "trained_head"):  # the same prompt, one forward pass
-        texts = {"question": item.question, "reference": item.reference or "", "answer": item.answer}
-        judged = estimate(model, "holistic_score", None, lang, 1, **texts)
+        texts = {"reference": item.reference or "", "answer": item.answer}
+        judged = estimate(model, "holistic_score", None, lang, 1, question=item.question, **texts)
         if not options.explain_failures or int(item.content_hash(), 16) % 2:
             return judged
         sentences = split_sentences(item.answer) or [item.answer]
@@ -53,10 +53,11 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
 
 def holistic(model: ChatModel, item: Item, chain_of_thought: bool, lang: str) -> Usage:
     """One whole-answer judgement."""
-    texts = {"question": item.question, "reference": item.reference or "", "answer": item.answer}
+    question, texts = item.question, {"reference": item.reference or "", "answer": item.answer}
     if chain_of_thought:
-        return estimate(model, "holistic", HolisticJudgement, lang, 30 + approx_tokens(item.answer) // 2, **texts)
-    return estimate(model, "holistic_direct", HolisticVerdict, lang, _DIRECT_REPLY, **texts)
+        reply = 30 + approx_tokens(item.answer) // 2
+        return estimate(model, "holistic", HolisticJudgement, lang, reply, question=question, **texts)
+    return estimate(model, "holistic_direct", HolisticVerdict, lang, _DIRECT_REPLY, question=question, **texts)
 
 
 def _segments(item: Item, options: CheckOptions) -> list[str]:
@@ -117,22 +118,23 @@ def _paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Us
 
 
 def _fact(model: ChatModel, item: Item, segment: str, chain_of_thought: bool, lang: str) -> Usage:
-    texts = {"question": item.question, "reference": item.reference or "", "segment": segment}
+    question, texts = item.question, {"reference": item.reference or "", "segment": segment}
     if chain_of_thought:
-        return estimate(model, "fact_consistency", FactCheck, lang, 40 + 3 * approx_tokens(segment), **texts)
-    return estimate(model, "fact_consistency_direct", FactVerdict, lang, _DIRECT_REPLY, **texts)
+        reply = 40 + 3 * approx_tokens(segment)
+        return estimate(model, "fact_consistency", FactCheck, lang, reply, question=question, **texts)
+    return estimate(model, "fact_consistency_direct", FactVerdict, lang, _DIRECT_REPLY, question=question, **texts)
 
 
 def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> Usage:
     sentences = split_sentences(item.answer) or [item.answer]
     usages = []
     for n, sentence in enumerate(sentences):
-        texts = {"question": item.question, "reference": item.reference or "", "statement": sentence}
+        texts = {"reference": item.reference or "", "statement": sentence}
         context = " ".join(sentences[max(0, n - options.context) : n])
         prompt = "precision_score_statement_context" if context else "precision_score_statement"
         if context:
             texts["preceding_sentences"] = context
-        usages.append(estimate(model, prompt, None, lang, 1, **texts))
+        usages.append(estimate(model, prompt, None, lang, 1, question=item.question, **texts))
     explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)] if options.explain_failures else []
     if options.batched and explained:
         usages += _batched(model, item, explained, options.model_copy(update={"logic_stage": False}), lang)
@@ -144,10 +146,10 @@ def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: 
 def _batched(model: ChatModel, item: Item, segments: list[str], options: CheckOptions, lang: str) -> list[Usage]:
     """One fact call (and, unless ablated, one logic call) for all `segments`, replies as long as per segment."""
     cot = options.chain_of_thought
-    texts = {"question": item.question, "reference": item.reference or "", "segments": number_segments(segments)}
+    texts = {"reference": item.reference or "", "segments": number_segments(segments)}
     size = sum(approx_tokens(segment) for segment in segments)
     per_segment = (40, 3) if cot else (_DIRECT_REPLY, 0)
-    stages = [("fact", per_segment)]
+    stages: list[tuple[Stage, tuple[int, int]]] = [("fact", per_segment)]
     if options.logic_stage:
         stages.append(("logic", (120, 2) if cot else (_DIRECT_REPLY, 0)))
     return [
@@ -157,6 +159,7 @@ def _batched(model: ChatModel, item: Item, segments: list[str], options: CheckOp
             batch_schema(stage, cot, len(segments)),
             lang,
             fixed * len(segments) + factor * size,
+            question=item.question,
             **texts,
         )
         for stage, (fixed, factor) in stages

@@ -69,9 +69,13 @@ class Head:
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # strategy -> calibration
     model_id: str | None = None  # the model as the user named it (an endpoint's model)
 
-    def logit(self, state: np.ndarray, log_odds: float, evidence: np.ndarray) -> float:
-        """The head's log-odds that the answer is faithful."""
-        value = float(state @ self.state_weights) if self.uses_state else 0.0
+    def logit(self, state: np.ndarray | None, log_odds: float, evidence: np.ndarray) -> float:
+        """The head's log-odds that the answer is faithful; `state` is read only by a head over the state."""
+        value = 0.0
+        if self.uses_state:
+            if state is None:
+                raise ValueError(f"the head {self.name!r} reads the model's hidden state, and none was given")
+            value = float(state @ self.state_weights)
         value += self.baseline_weight * log_odds
         return value + float(evidence @ self.evidence_weights) + self.bias
 

@@ -22,7 +22,9 @@ class CheckOptions(BaseModel):
     both the fact and the logic stage.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Fields are taken by name too (each name is also the first of its alias choices, so this accepts nothing
+    # more): it lets the pydantic mypy plugin type the constructor's keywords despite the aliases.
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True)
 
     strategy: Strategy = Field(
         "auto",

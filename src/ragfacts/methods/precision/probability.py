@@ -21,6 +21,7 @@ from pathlib import Path
 from ragfacts.methods.precision.calibration import Calibration, in_band
 from ragfacts.methods.precision.head import Head, HeadMismatch, shipped_head
 from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.methods.precision.schemas import Verdict
 from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.prompts import load_prompt
 
@@ -65,7 +66,7 @@ class Decision:
     raw: float
     threshold: float  # on the same scale as `probability`
     calibrated: bool
-    verdict: str  # consistent | inconsistent: the threshold's side (and the veto)
+    verdict: Verdict  # the threshold's side (and the veto)
     band: tuple[float, float] | None
     passed: bool = False  # the score reached the threshold (before any veto)
 

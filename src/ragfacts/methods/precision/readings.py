@@ -23,7 +23,7 @@ from ragfacts.methods.precision.head import log_odds, shipped_head
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import VETO_FEATURES, Example, evidence_of
-from ragfacts.models import ChatModel, ConfigurationError
+from ragfacts.models import ChatModel, ConfigurationError, ModelProfile
 from ragfacts.text import detect_lang
 
 CHUNK = 16  # answers sent at once; the progress callback is called after each chunk
@@ -38,7 +38,7 @@ async def read_all(
         raise ConfigurationError(f"{model.model_id} gives no log-probabilities; a head needs them")
     profile = model.profile()
     use_state = profile.hidden_state
-    identity = (profile.sha256 or model.weights_sha256()) if use_state else f"{model.backend}:{model.model_id}"
+    identity = model_identity(model, profile)
     known = read_cache(cache)
     examples: list[Example] = []
     failed = 0
@@ -57,6 +57,21 @@ async def read_all(
                 examples.append(example_of(item, row))
             progress(min(start + CHUNK, len(items)), len(items))
     return examples, failed, identity
+
+
+def model_identity(model: ChatModel, profile: ModelProfile) -> str:
+    """What readings are keyed by: the weights' SHA-256 where the hidden state is read (a head over it fits those
+    weights only), else the backend and the model's name."""
+    if not profile.hidden_state:
+        return f"{model.backend}:{model.model_id}"
+    if profile.sha256:
+        return profile.sha256
+    # Not every backend can hash its weights (`ChatModel` has no such method): the local GGUF backend can.
+    weights_sha256 = getattr(model, "weights_sha256", None)
+    if weights_sha256 is None:
+        raise ConfigurationError(f"{model.model_id} gives a hidden state but no SHA-256 of its weights to key it by")
+    sha256: str = weights_sha256()
+    return sha256
 
 
 async def read_one(

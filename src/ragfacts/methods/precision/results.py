@@ -254,7 +254,7 @@ class CheckResult(BaseModel):
         probability = holistic.probability if holistic is not None else None
         decision = None
         if holistic is not None and holistic.explanation:
-            leaning = holistic.verdict or "-"
+            leaning: str = holistic.verdict or "-"
             if self.label is AnswerLabel.UNCERTAIN:  # the threshold's side, said as a leaning, not as the verdict
                 leaning = f"uncertain, leans {leaning}"
             decision = f"{leaning} — {holistic.explanation}" if probability is not None else holistic.explanation

@@ -115,7 +115,8 @@ async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions
     result = CheckResult(
         id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options, holistic=judgement
     )
-    if completion.ok:
+    failure = completion.failure
+    if failure is None:
         raw_threshold = DEFAULT_THRESHOLDS[HOLISTIC_PROMPT]
         decision = decide(completion.parsed.probabilities[yes], lang, raw_threshold, options, calibration)
         record_decision(judgement, decision, "P(supported)")
@@ -125,7 +126,7 @@ async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions
         if result.label is AnswerLabel.INCONSISTENT and options.explain_failures:
             await _localise(model, item, options, lang, result)
     else:
-        result.reason = f"the judgement failed ({completion.failure.kind.value}: {completion.failure.message})"
+        result.reason = f"the judgement failed ({failure.kind.value}: {failure.message})"
     result.usage = Usage.sum(call.usage for call, _ in result.calls())
     return result
 
@@ -183,7 +184,7 @@ async def explain_weakest(
         weakest = min(ranked)[1] if ranked else 0
     fact = await check_fact(
         model,
-        item.reference,
+        item.reference or "",
         sentences[weakest],
         question=item.question,
         lang=lang,
@@ -209,6 +210,8 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
     """Score every sentence, then explain and type the failing ones with the fact stage (if enabled)."""
     sentences = split_sentences(item.answer)
     contexts = [" ".join(sentences[max(0, n - options.context) : n]) for n in range(len(sentences))]
+    # Resolved options (check_item resolves them) carry the strategy's default threshold where none was given.
+    threshold = options.threshold if options.threshold is not None else DEFAULT_THRESHOLDS["sentence_scores"]
     scores = await asyncio.gather(
         *(
             score_statement(
@@ -217,7 +220,7 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
                 s,
                 question=item.question,
                 lang=lang,
-                threshold=options.threshold,
+                threshold=threshold,
                 context=context,
             )
             for s, context in zip(sentences, contexts, strict=True)
@@ -262,7 +265,12 @@ async def _explain(
     if score.verdict != "inconsistent" or not options.explain_failures:
         return None
     return await check_fact(
-        model, item.reference, sentence, question=item.question, lang=lang, chain_of_thought=options.chain_of_thought
+        model,
+        item.reference or "",
+        sentence,
+        question=item.question,
+        lang=lang,
+        chain_of_thought=options.chain_of_thought,
     )
 
 

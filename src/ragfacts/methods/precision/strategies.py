@@ -40,12 +40,13 @@ async def check_segment(
     model: ChatModel, item: Item, index: int, text: str, options: CheckOptions, lang: str
 ) -> SegmentResult:
     """Run the fact stage and, unless ablated, the logic stage on one segment (concurrently)."""
-    kwargs = {"question": item.question, "lang": lang, "chain_of_thought": options.chain_of_thought}
-    fact_call = check_fact(model, item.reference, text, **kwargs)
+    reference, question, cot = item.reference or "", item.question, options.chain_of_thought
+    fact_call = check_fact(model, reference, text, question=question, lang=lang, chain_of_thought=cot)
     if not options.logic_stage:
         fact = await fact_call
         return SegmentResult(index=index, text=text, fact=fact, label=segment_label([fact]))
-    fact, logic = await asyncio.gather(fact_call, check_logic(model, item.reference, text, **kwargs))
+    logic_call = check_logic(model, reference, text, question=question, lang=lang, chain_of_thought=cot)
+    fact, logic = await asyncio.gather(fact_call, logic_call)
     return SegmentResult(index=index, text=text, fact=fact, logic=logic, label=segment_label([fact, logic]))
 
 

@@ -88,14 +88,14 @@ class Fitter:
     def design(self, rows: Sequence[Example]) -> np.ndarray:
         parts = []
         if self.use_state:
-            parts.append((np.vstack([r.state for r in rows]) - self.mean) / self.scale)
+            parts.append((_states(rows) - self.mean) / self.scale)
         parts.append(np.array([[r.log_odds / 10.0] for r in rows]))
         parts.append(np.vstack([r.evidence for r in rows]))
         return np.hstack(parts)
 
     def fit(self, rows: Sequence[Example], penalty: float) -> Fitter:
         if self.use_state:
-            states = np.vstack([r.state for r in rows])
+            states = _states(rows)
             self.mean, self.scale = states.mean(axis=0), states.std(axis=0) + 1e-3
         d = len(self.mean)
         strength = np.concatenate(
@@ -119,6 +119,14 @@ class Fitter:
             bias=bias,
             **fields,
         )
+
+
+def _states(rows: Sequence[Example]) -> np.ndarray:
+    """The rows' hidden states, one per row: a head over the state is fitted only where every answer has one."""
+    states = [r.state for r in rows if r.state is not None]
+    if len(states) != len(rows):
+        raise ValueError("a head over the hidden state needs the state of every answer")
+    return np.vstack(states)
 
 
 def gold(rows: Sequence[Example]) -> np.ndarray:
