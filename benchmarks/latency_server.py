@@ -103,8 +103,9 @@ def completion(body: dict[str, Any], items: int) -> dict[str, Any]:
     }
 
 
-def app(latency_s: float, items: int) -> Any:
-    """The ASGI application."""
+def app(latency_s: float, items: int, record: Path | None = None) -> Any:
+    """The ASGI application; with `record`, every request's body is appended to that file (one JSON line each)."""
+    log = record.open("ab", buffering=0) if record is not None else None
 
     async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -115,7 +116,10 @@ def app(latency_s: float, items: int) -> Any:
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        body = json.loads(b"".join(chunks) or b"{}")
+        raw = b"".join(chunks) or b"{}"
+        if log is not None:
+            log.write(raw.replace(b"\n", b" ") + b"\n")
+        body = json.loads(raw)
         if latency_s:
             await asyncio.sleep(latency_s)
         data = json.dumps(completion(body, items)).encode()
@@ -126,11 +130,11 @@ def app(latency_s: float, items: int) -> Any:
     return asgi
 
 
-def serve(port: int, latency_s: float, items: int) -> None:
+def serve(port: int, latency_s: float, items: int, record: Path | None = None) -> None:
     import uvicorn
 
     uvicorn.run(
-        app(latency_s, items),
+        app(latency_s, items, record),
         host="127.0.0.1",
         port=port,
         log_level="warning",
@@ -147,11 +151,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start(latency_s: float, items: int = 2) -> tuple[subprocess.Popen[bytes], str]:
+def start(latency_s: float, items: int = 2, record: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """Start the server in a subprocess; returns it and its base URL (…/v1) once it accepts connections."""
     port = free_port()
     command = [sys.executable, str(Path(__file__)), "--port", str(port), "--latency-ms", str(latency_s * 1000)]
-    process = subprocess.Popen([*command, "--items", str(items)])
+    command += ["--items", str(items), *(["--record", str(record)] if record is not None else [])]
+    process = subprocess.Popen(command)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -168,8 +173,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--items", type=int, default=2, help="entries in lists that allow several")
+    parser.add_argument("--record", type=Path, help="append every request's body to this file, one JSON line each")
     args = parser.parse_args()
-    serve(args.port, args.latency_ms / 1000, args.items)
+    serve(args.port, args.latency_ms / 1000, args.items, args.record)
 
 
 if __name__ == "__main__":

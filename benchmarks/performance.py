@@ -5,17 +5,21 @@ One command, under 10 minutes on a 2-core machine; results to benchmarks/results
     python benchmarks/performance.py [--quick] [--profile]
 
 What it measures (the server is benchmarks/latency_server.py, in its own process, on 127.0.0.1):
-1. the server itself: a bare httpx client at 64 in flight and 200 ms reaches what share of the bound;
-2. answers/s at concurrency 1, 4, 16, 32, 64 (200 ms per call) for `check` (lface4rag:strategy=paper, 5 calls
-   per answer: the server decomposes every answer into 2 segments), `recall` (faaf: 2 calls) and `evaluate`
-   (both: 7 calls), next to the bound. The bound counts each answer's critical path: N answers of c calls
-   with a chain of d dependent calls (decomposition then stages: d = 2) take at least
-   max(N·c·L/C, d·L) at latency L and C calls in flight, so the bound is N / max(N·c·L/C, d·L) answers/s;
+1. the server itself: the bare `openai` client (`sdk_replay.py`) sending 2,000 calls at 64 in flight and 200 ms
+   reaches what share of the bound;
+2. the commands as users run them: `ragfacts check`, `recall` and `evaluate` on 200 answers at 32 and 64 in
+   flight (200 ms per call; `check` is lface4rag:strategy=paper, 5 calls per answer: the server decomposes every
+   answer into 2 segments; `recall` faaf, 2 calls; `evaluate` both, 7 calls), each a fresh process: its wall time
+   (what the user waits for, start-up and the end's summaries included), its runner time (the report's), its CPU
+   time per call, and the bare `openai` client replaying the very requests it sent (recorded by the server) at the
+   same concurrency in a fresh process; each pair 3 times, medians reported. The bound counts each answer's
+   critical path: N answers of c calls with a chain of d dependent calls (decomposition then stages: d = 2) take
+   at least max(N·c·L/C, d·L) at latency L and C calls in flight;
 3. local overhead per call at zero latency, one call at a time: ragfacts' `complete` (schema, validation,
    ledger) against the bare `openai` client and raw httpx, on the same request;
 4. a fully cached re-run of 1,000 answers (`ragfacts evaluate` into a new run directory, the response cache
    full): wall time of the command and model calls made; then resuming the finished run;
-5. peak RSS of `ragfacts evaluate` for 100, 1,000 and 10,000 answers (zero latency);
+5. peak RSS of `ragfacts evaluate` for 100, 1,000 and 5,000 answers (zero latency);
 6. calls and tokens per answer for every method (2 segments, 2 facts per answer; prompt tokens from the
    request's characters, so they follow our prompts; completion tokens are the server's short replies);
 7. start-up time of `ragfacts --help`.
@@ -30,6 +34,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import shutil
 import statistics
 import subprocess
@@ -37,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,9 +51,10 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from latency_server import start  # noqa: E402
 
+from ragfacts.bench.evaluation import evaluate_plan  # noqa: E402
 from ragfacts.bench.progress import NoProgress  # noqa: E402
 from ragfacts.bench.rundir import RunDir  # noqa: E402
-from ragfacts.bench.runner import RunPlan, run  # noqa: E402
+from ragfacts.bench.runner import RunPlan  # noqa: E402
 from ragfacts.datasets.dataset import Dataset  # noqa: E402
 from ragfacts.methods.base import create_method  # noqa: E402
 from ragfacts.methods.precision.schemas import Decomposition  # noqa: E402
@@ -110,76 +117,143 @@ def model(url: str, concurrency: int, cache_dir: Path | None = None) -> OpenAICo
 
 
 async def run_methods(url: str, specs: list[str], count: int, concurrency: int, out: Path) -> dict[str, Any]:
-    """Run `specs` over `count` answers through the runner; wall time of the run and the ledger."""
+    """Run `specs` over `count` answers through the evaluation entry; the ledger (for calls and tokens per answer)."""
     chat = model(url, concurrency)
     plan = RunPlan(
         dataset=Dataset.from_rows(rows(count)),
         methods=[create_method(s) for s in specs],
         in_flight=2 * concurrency,
     )
-    started = time.perf_counter()
-    report = await run(RunDir(out), plan, chat, NoProgress())
-    seconds = time.perf_counter() - started
+    report = (await evaluate_plan(RunDir(out), plan, chat, NoProgress())).report
     await chat.aclose()
     usage = report.usage
-    return {"seconds": seconds, "results": report.ran, "calls": usage.calls, "failures": usage.failures, "usage": usage}
+    return {"results": report.ran, "calls": usage.calls, "failures": usage.failures, "usage": usage}
 
 
-def server_check(calls: int, concurrency: int) -> dict[str, Any]:
-    """Raw httpx against the server: the share of the bound the server allows."""
-    process, url = start(LATENCY)
+def timed(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run `command` in a fresh process: its wall time, its CPU time (user + system) and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command[:4])} … exited {done.returncode}:\n{done.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": wall, "cpu_s": cpu, "stdout": done.stdout, "stderr": done.stderr}
+
+
+def sdk_replay(url: str, requests: Path, concurrency: int) -> dict[str, Any]:
+    """The bare `openai` client sending `requests` again at `concurrency`, from a fresh process."""
+    done = timed(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "sdk_replay.py"),
+            url,
+            str(requests),
+            "--concurrency",
+            str(concurrency),
+        ]
+    )
+    return {**done, **json.loads(done["stdout"])}
+
+
+def server_check(calls: int, concurrency: int, scratch: Path) -> dict[str, Any]:
+    """The bare `openai` client against the server: the share of the bound the server allows."""
+    requests = scratch / "server-check.jsonl"
     body = {"model": "bench", "messages": [{"role": "user", "content": "hello"}]}
-
-    async def fire() -> float:
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
-            slots = asyncio.Semaphore(concurrency)
-
-            async def one() -> None:
-                async with slots:
-                    (await client.post("/chat/completions", json=body)).raise_for_status()
-
-            await asyncio.gather(*(one() for _ in range(concurrency)))  # connections opened
-            started = time.perf_counter()
-            await asyncio.gather(*(one() for _ in range(calls)))
-            return time.perf_counter() - started
-
+    requests.write_text((json.dumps(body) + "\n") * calls, encoding="utf-8")
+    process, url = start(LATENCY)
     try:
-        seconds = asyncio.run(fire())
+        replay = sdk_replay(url, requests, concurrency)
     finally:
         process.kill()
     ideal = calls * LATENCY / concurrency
-    return {"calls": calls, "concurrency": concurrency, "seconds": round(seconds, 2), "share_of_bound": ideal / seconds}
+    return {
+        "calls": calls,
+        "concurrency": concurrency,
+        "seconds": round(replay["seconds"], 2),
+        "share_of_bound": round(ideal / replay["seconds"], 3),
+    }
 
 
-def throughput(levels: list[int], per_level: int, scratch: Path) -> list[dict[str, Any]]:
-    process, url = start(LATENCY)
+def command_args(command: str, data: Path, out: Path) -> list[str]:
+    specs, _, _ = COMMANDS[command]
+    if command == "evaluate":
+        return ["evaluate", str(data), "--precision", specs[0], "--recall", specs[1], "-o", str(out)]
+    return [command, str(data), "--method", specs[0], "-o", str(out)]
+
+
+def commands(levels: list[int], answers: int, repeats: int, scratch: Path) -> list[dict[str, Any]]:
+    """Each command on `answers` answers at each concurrency, `repeats` times, each run followed by the bare client
+    replaying its requests: the medians of wall, runner and CPU time, and of the ratio of the pairs."""
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home-commands")}
+    data = write_rows(scratch / "commands.jsonl", answers)
     found = []
+    for concurrency in levels:
+        for command, (_, _, chain) in COMMANDS.items():
+            pairs = [command_and_replay(command, concurrency, data, scratch, env) for _ in range(repeats)]
+            ours, bare = [p[0] for p in pairs], [p[1] for p in pairs]
+            calls = ours[0]["calls"]
+            bound = max(calls * LATENCY / concurrency, chain * LATENCY)
+            wall, runner, sdk_wall = (
+                median([r[key] for r in rows]) for rows, key in ((ours, "wall_s"), (ours, "runner_s"), (bare, "wall_s"))
+            )
+            found.append(
+                {
+                    "command": command,
+                    "concurrency": concurrency,
+                    "answers": answers,
+                    "repeats": repeats,
+                    "calls": calls,
+                    "failures": sum(r["failures"] for r in ours),
+                    "bound_s": round(bound, 2),
+                    "wall_s": round(wall, 2),
+                    "runner_s": round(runner, 2),
+                    "share_of_bound_wall": round(bound / wall, 3),
+                    "share_of_bound_runner": round(bound / runner, 3),
+                    "cpu_ms_per_call": round(median([1000 * r["cpu_s"] / calls for r in ours]), 2),
+                    "sdk_wall_s": round(sdk_wall, 2),
+                    "sdk_share_of_bound": round(bound / sdk_wall, 3),
+                    "sdk_cpu_ms_per_call": round(median([1000 * r["cpu_s"] / r["calls"] for r in bare]), 2),
+                    "wall_vs_sdk": round(median([o["wall_s"] / b["wall_s"] for o, b in pairs]), 3),
+                    "wall_vs_sdk_range": [
+                        round(min(o["wall_s"] / b["wall_s"] for o, b in pairs), 3),
+                        round(max(o["wall_s"] / b["wall_s"] for o, b in pairs), 3),
+                    ],
+                }
+            )
+            print(json.dumps(found[-1]), flush=True)
+    return found
+
+
+def command_and_replay(
+    command: str, concurrency: int, data: Path, scratch: Path, env: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One run of `command` (its requests recorded by the server), then the bare client replaying them."""
+    requests = scratch / f"{command}-{concurrency}.requests.jsonl"
+    requests.unlink(missing_ok=True)
+    out = scratch / f"{command}-{concurrency}"
+    process, url = start(LATENCY, record=requests)
     try:
-        for command, (specs, calls, chain) in COMMANDS.items():
-            for concurrency in levels:
-                count = max(10, per_level * concurrency)
-                out = scratch / f"{command}-{concurrency}"
-                done = asyncio.run(run_methods(url, specs, count, concurrency, out))
-                bound_s = max(count * calls * LATENCY / concurrency, chain * LATENCY)
-                found.append(
-                    {
-                        "command": command,
-                        "concurrency": concurrency,
-                        "answers": count,
-                        "calls": done["calls"],
-                        "failures": done["failures"],
-                        "seconds": round(done["seconds"], 2),
-                        "answers_per_s": round(count / done["seconds"], 2),
-                        "bound_answers_per_s": round(count / bound_s, 2),
-                        "share_of_bound": round(bound_s / done["seconds"], 3),
-                    }
-                )
-                print(json.dumps(found[-1]), flush=True)
-                shutil.rmtree(out)
+        flags = ["--model", "openai:bench", "--base-url", url, "--concurrency", str(concurrency), "--no-cache"]
+        run = timed([sys.executable, "-m", "ragfacts", *flags, "--json", *command_args(command, data, out)], env)
     finally:
         process.kill()
-    return found
+    shutil.rmtree(out)
+    report = json.loads(run["stdout"])["report"]
+    ours = {
+        **run,
+        "runner_s": report["seconds"],
+        "calls": report["usage"]["calls"],
+        "failures": report["usage"]["failures"],
+    }
+    process, url = start(LATENCY)
+    try:
+        bare = sdk_replay(url, requests, concurrency)
+    finally:
+        process.kill()
+    return ours, bare
 
 
 def overhead(calls: int, profile: bool) -> dict[str, Any]:
@@ -263,14 +337,10 @@ def cli(args: list[str], env: dict[str, str], measure_rss: bool = False) -> dict
         command = [sys.executable, "-c", code, *args]
     else:
         command = [sys.executable, "-m", "ragfacts", *args]
-    started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
-    seconds = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"ragfacts {' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
-    found: dict[str, Any] = {"seconds": round(seconds, 2), "stdout": done.stdout, "stderr": done.stderr}
+    done = timed(command, env)
+    found: dict[str, Any] = {"seconds": round(done["wall_s"], 2), "stdout": done["stdout"], "stderr": done["stderr"]}
     if measure_rss:
-        found["rss_mb"] = round(int(done.stderr.rsplit("RSS_KB", 1)[1].split()[0]) / 1024, 1)
+        found["rss_mb"] = round(int(done["stderr"].rsplit("RSS_KB", 1)[1].split()[0]) / 1024, 1)
     return found
 
 
@@ -359,11 +429,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
     parser.add_argument("--profile", action="store_true", help="profile the zero-latency calls")
-    parser.add_argument("--only", nargs="*", help="run only these parts (server, throughput, overhead, ...)")
+    parser.add_argument("--only", nargs="*", help="run only these parts (server, commands, overhead, ...)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "performance.json")
     args = parser.parse_args()
     quick = args.quick
-    parts = set(args.only or ["server", "throughput", "overhead", "cached", "memory", "methods", "startup"])
+    parts = set(args.only or ["server", "commands", "overhead", "cached", "memory", "methods", "startup"])
     report: dict[str, Any] = {
         "command": " ".join(["python", "benchmarks/performance.py", *sys.argv[1:]]),
         "latency_ms": LATENCY * 1000,
@@ -375,10 +445,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragfacts-perf-") as name:
         scratch = Path(name)
         if "server" in parts:
-            report["server"] = server_check(500 if quick else 2000, 64)
+            report["server"] = server_check(500 if quick else 2000, 64, scratch)
             print("server", json.dumps(report["server"]), flush=True)
-        if "throughput" in parts:
-            report["throughput"] = throughput([1, 4] if quick else [1, 4, 16, 32, 64], 2 if quick else 8, scratch)
+        if "commands" in parts:
+            report["commands"] = commands([32, 64], 40 if quick else 200, 1 if quick else 3, scratch)
         if "overhead" in parts:
             report["overhead"] = overhead(60 if quick else 600, args.profile)
             print("overhead", json.dumps({k: v for k, v in report["overhead"].items() if k != "profile"}), flush=True)
@@ -386,7 +456,7 @@ def main() -> None:
             report["cached"] = cached_and_resume(scratch, 100 if quick else 1000)
             print("cached", json.dumps(report["cached"]), flush=True)
         if "memory" in parts:
-            report["memory"] = memory(scratch, [100, 300] if quick else [100, 1000, 10000])
+            report["memory"] = memory(scratch, [100, 300] if quick else [100, 1000, 5000])
         if "methods" in parts:
             report["methods"] = per_method(scratch, 4 if quick else 20)
         if "startup" in parts:
@@ -406,19 +476,22 @@ def markdown(report: dict[str, Any]) -> str:
     if "server" in report:
         s = report["server"]
         lines += [
-            f"Test server alone (raw httpx, {s['calls']:,} calls, {s['concurrency']} in flight, "
+            f"Test server alone (the bare openai client, {s['calls']:,} calls, {s['concurrency']} in flight, "
             f"{report['latency_ms']:.0f} ms each): {100 * s['share_of_bound']:.0f}% of the bound.",
             "",
         ]
-    if "throughput" in report:
+    if "commands" in report:
         lines += [
-            "| command | in flight | answers | answers/s | bound | share of bound |",
-            "|---|---|---|---|---|---|",
+            "| command | in flight | calls | bound s | wall s | runner s | share of bound (wall / runner) | "
+            "bare client wall s | wall vs bare client | CPU ms per call (ours / bare client) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {t['command']} | {t['concurrency']} | {t['answers']} | {t['answers_per_s']:.2f} | "
-            f"{t['bound_answers_per_s']:.2f} | {100 * t['share_of_bound']:.0f}% |"
-            for t in report["throughput"]
+            f"| {t['command']} | {t['concurrency']} | {t['calls']:,} | {t['bound_s']:.1f} | {t['wall_s']:.1f} | "
+            f"{t['runner_s']:.1f} | {100 * t['share_of_bound_wall']:.0f}% / {100 * t['share_of_bound_runner']:.0f}% | "
+            f"{t['sdk_wall_s']:.1f} | {t['wall_vs_sdk']:.2f}× | "
+            f"{t['cpu_ms_per_call']:.2f} / {t['sdk_cpu_ms_per_call']:.2f} |"
+            for t in report["commands"]
         ]
         lines.append("")
     if "overhead" in report:

@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from judge_features import load_store, read_items, request_key, store_dir
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
-from ragfacts.methods.precision.head import Head, fit_logistic
+from ragfacts.methods.precision.calibration import fit_logistic
+from ragfacts.methods.precision.head import Head
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import VETO_FEATURES, auc, balanced_accuracy

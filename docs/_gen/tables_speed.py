@@ -33,26 +33,41 @@ def _local_backend(data: dict[str, Any]) -> str:
     return table(["measure (embedded model, 2 cores)", "value"], rows)
 
 
-@results_table("performance.throughput", "performance.json")
-def _throughput(data: dict[str, Any]) -> str:
+@results_table("performance.commands", "performance.json")
+def _commands(data: dict[str, Any]) -> str:
     rows = [
         [
             run["command"],
             str(run["concurrency"]),
-            count(run["answers"]),
-            f"{run['answers_per_s']:.2f}",
-            f"{run['bound_answers_per_s']:.2f}",
-            pct(run["share_of_bound"], 0) + "%",
+            count(run["calls"]),
+            f"{run['bound_s']:.1f}",
+            f"{run['wall_s']:.1f} ({pct(run['share_of_bound_wall'], 0)}%)",
+            f"{run['runner_s']:.1f} ({pct(run['share_of_bound_runner'], 0)}%)",
+            f"{run['sdk_wall_s']:.1f} ({pct(run['sdk_share_of_bound'], 0)}%)",
+            f"{run['wall_vs_sdk']:.2f}×",
+            f"{run['cpu_ms_per_call']:.2f} / {run['sdk_cpu_ms_per_call']:.2f}",
         ]
-        for run in data["throughput"]
+        for run in data["commands"]
     ]
     server = data["server"]
     note = (
-        f"\n{data['cpu_count']} CPUs, {data['latency_ms']:.0f} ms per call, {data['total_s']:.1f} s in all. "
-        f"The test server alone (raw httpx, {count(server['calls'])} calls, {server['concurrency']} in flight): "
-        f"{pct(server['share_of_bound'], 0)}% of the bound.\n"
+        f"\n{data['cpu_count']} CPUs, {data['latency_ms']:.0f} ms per call, {data['total_s']:.1f} s in all. Seconds, "
+        "with the share of the bound in brackets. The test server alone (the bare `openai` client, "
+        f"{count(server['calls'])} calls, {server['concurrency']} in flight): {pct(server['share_of_bound'], 0)}% "
+        "of the bound.\n"
     )
-    return table(["command", "in flight", "answers", "answers/s", "bound", "share of bound"], rows) + note
+    headers = [
+        "command",
+        "in flight",
+        "calls",
+        "bound s",
+        "command wall s",
+        "runner s",
+        "bare client wall s",
+        "wall vs bare client",
+        "CPU ms/call (ours / bare)",
+    ]
+    return table(headers, rows) + note
 
 
 @results_table("performance.costs", "performance.json")

@@ -14,7 +14,7 @@ work inside a running event loop (Jupyter). `model` is a spec string ("openai:NA
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -240,11 +240,14 @@ def _run(
 
 
 def _results(result: RunResult, output: str | Path | None) -> Results:
+    """The run's results held in memory (a Python caller keeps them; the run directory may be a scratch one)."""
     run_dir = Path(output) if output is not None else None
-    return Results(result.rows(), _details(result.judged), result.summaries, result.report, run_dir, result.verdicts())
+    judged = [(item, {spec: dict(line) for spec, line in lines.items()}) for item, lines in result.judged]
+    verdicts = list(verdict_rows(judged, result.kinds))
+    return Results(result.rows(), _details(judged), result.summaries, result.report, run_dir, verdicts)
 
 
-def _details(judged: list[tuple[Item, dict[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+def _details(judged: Iterable[tuple[Item, Mapping[str, Mapping[str, Any]]]]) -> list[dict[str, Any]]:
     """Per item, each method's full result as its type (CheckResult, RecallResult, ...)."""
     return [{method: _typed(method, line["result"]) for method, line in lines.items()} for _, lines in judged]
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.table import Table
 
 from ragfacts import redaction
-from ragfacts.models import UsageLedger
+
+if TYPE_CHECKING:
+    from ragfacts.models import UsageLedger
 
 
 class RedactingConsole(Console):

@@ -18,21 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragfacts.integrations._explain import Judgement
-from ragfacts.integrations._judge import Judge
+from ragfacts.integrations._judge import Judge, default_judge, set_default_judge
 
 __all__ = ["Judge", "Judgement", "assert_faithful", "assert_recalls", "default_judge", "set_default_judge"]
-
-_session_judge: list[Judge] = []  # at most one: the judge the pytest plugin built from this session's options
-
-
-def default_judge() -> Judge:
-    """The judge `assert_*` use without `judge=`: the pytest session's, else ragfacts's defaults."""
-    return _session_judge[0] if _session_judge else Judge()
-
-
-def set_default_judge(judge: Judge | None) -> None:
-    """Make `judge` the default of `assert_*` (None: back to ragfacts's defaults); the pytest plugin calls this."""
-    _session_judge[:] = [judge] if judge is not None else []
 
 
 def assert_faithful(answer: str, reference: str, *, question: str | None = None, judge: Judge | None = None) -> None:

@@ -63,8 +63,21 @@ def split_sentences(text: str) -> list[str]:
 
 def normalise(text: str) -> str:
     """Fold width and case, drop whitespace and punctuation: for matching quotes leniently."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch for ch in folded if not (ch.isspace() or unicodedata.category(ch).startswith("P")))
+    return unicodedata.normalize("NFKC", text).casefold().translate(_DROPPED)
+
+
+class _Dropped(dict[int, int | None]):
+    """`str.translate`'s table for `normalise`: whitespace and punctuation map to None (dropped), other characters to
+    themselves; each character is classified the first time it is met, then looked up in C."""
+
+    def __missing__(self, code: int) -> int | None:
+        char = chr(code)
+        value = None if char.isspace() or unicodedata.category(char).startswith("P") else code
+        self[code] = value
+        return value
+
+
+_DROPPED = _Dropped()
 
 
 def quote_found(quote: str, source: str) -> str | None:

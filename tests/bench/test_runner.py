@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ragfacts.bench.current import summarise
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, run, summarise
+from ragfacts.bench.runner import RunPlan, run
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.methods.base import create_method
 from ragfacts.models import ModelOptions

@@ -124,3 +124,33 @@ def test_judging_with_the_embedded_model_says_what_it_is_and_measured(capsys):
     assert "embedded 1.5B model" in notice and "balanced accuracy" in notice and "--model openai:" in notice
     build_runtime(AppState(Settings(model="local:/models/other.gguf", use_cache=False), as_json=False))
     assert "embedded" not in capsys.readouterr().err
+
+
+def test_the_command_table_lists_every_command_in_order_with_its_own_summary():
+    from ragfacts.cli import COMMANDS
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    assert list(group.commands) == list(COMMANDS)
+    assert {name: command.get_short_help_str(limit=300) for name, command in group.commands.items()} == {
+        name: command.summary for name, command in COMMANDS.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "loaded", "not_loaded"),
+    [
+        (["--help"], [], ["ragfacts.cli.check", "ragfacts.methods.base", "ragfacts.models", "numpy"]),
+        (["methods", "--json"], ["ragfacts.cli.methods"], ["ragfacts.cli.check", "ragfacts.cli.bench"]),
+    ],
+)
+def test_a_run_loads_its_own_command_only(args, loaded, not_loaded):
+    code = (
+        "import sys\nfrom ragfacts.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+    modules = set(done.stderr.rsplit("MODULES", 1)[1].split())
+    assert all(name in modules for name in loaded) and not any(name in modules for name in not_loaded)
+    if args == ["--help"]:
+        assert all(f" {name} " in done.stdout for name in ("check", "evaluate", "train-head"))

@@ -6,11 +6,12 @@ import pytest
 
 from ragfacts.methods.faaf import (
     NOT_CLEAR,
-    fact_sheet_model,
+    fact_sheet,
     recall,
     verify_facts,
 )
 from ragfacts.models import FailureKind, StructuredMode, UsageLedger
+from ragfacts.models.structured import parse_reply
 from tests.scripted_server import Reply
 
 FACTS = [
@@ -167,9 +168,21 @@ async def test_no_facts_means_no_call(make_model, scripted_server):
     assert result.recall is None
 
 
-def test_fact_sheet_model_rejects_an_unknown_mode():
+def test_fact_sheet_rejects_an_unknown_mode():
     with pytest.raises(ValueError, match="mode"):
-        fact_sheet_model(FACTS, mode="yes/no")  # type: ignore[arg-type]
+        fact_sheet(FACTS, mode="yes/no")  # type: ignore[arg-type]
+
+
+def test_fact_sheets_of_one_shape_share_their_model_and_differ_in_their_titles_and_context():
+    first, second = fact_sheet(["The Nile flows north."]), fact_sheet(["The dam was finished in 1970."])
+    assert first.model is second.model  # made once per number of facts, mode, citations and language
+    titles = [sheet.json_schema["properties"]["fact_0"]["title"] for sheet in (first, second)]
+    assert titles == ["The Nile flows north.", "The dam was finished in 1970."]
+    # a model that keys its verdict by the fact's text is read by this call's facts, not another's
+    reply = '{"The dam was finished in 1970": "True"}'
+    assert parse_reply(reply, second).fact_0 == "True"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError):
+        parse_reply(reply, first)
 
 
 async def test_verify_facts_rejects_a_bad_mode_or_chunk_size(make_model):

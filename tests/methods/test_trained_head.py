@@ -15,7 +15,8 @@ import pytest
 from ragfacts.evidence import FEATURE_NAMES
 from ragfacts.items import Item
 from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_item, default_strategy
-from ragfacts.methods.precision.head import Head, fit_logistic, log_odds, shipped_head
+from ragfacts.methods.precision.calibration import fit_logistic
+from ragfacts.methods.precision.head import Head, log_odds, shipped_head
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import ConfigurationError, ModelProfile
 from ragfacts.models.embedded import DEFAULT_MODEL

@@ -168,6 +168,23 @@ async def test_cache_key_changes_with_params_and_schema(make_model, scripted_ser
     assert len(scripted_server.requests) == 3
 
 
+async def test_the_cache_keys_on_the_model_not_on_where_it_is_served(scripted_server, tmp_path):
+    """A local server restarted on another address keeps its cache; the address stays in the run's configuration."""
+    from ragfacts.models import ModelOptions, ResponseCache
+    from ragfacts.models.openai_compat import OpenAICompatibleModel
+
+    def at(url: str) -> OpenAICompatibleModel:
+        cache = ResponseCache(tmp_path / "cache.sqlite3")
+        return OpenAICompatibleModel("scripted-model", ModelOptions(), base_url=url, api_key=TEST_KEY, cache=cache)
+
+    here, there = at(scripted_server.base_url), at(scripted_server.base_url.replace("127.0.0.1", "localhost"))
+    await here.complete(ASK, Verdict)
+    again = await there.complete(ASK, Verdict)
+    assert again.cached and len(scripted_server.requests) == 1
+    assert here.fingerprint()["base_url"] != there.fingerprint()["base_url"]
+    assert OpenAICompatibleModel("another-model", base_url=scripted_server.base_url).identity() != here.identity()
+
+
 async def test_failures_are_not_cached(make_model, scripted_server):
     scripted_server.enqueue(Reply.error(400))
     assert not (await make_model(cache=True).complete(ASK, Verdict)).ok

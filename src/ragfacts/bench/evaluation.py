@@ -10,14 +10,15 @@ the same inputs and configuration), in the dataset's order. Every view of the ru
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ragfacts.bench.current import CurrentResults, current_outcomes, summarise_judged
 from ragfacts.bench.gates import GateResult, check_gates
 from ragfacts.bench.progress import RunProgress
 from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, RunReport, current_outcomes, run, summarise_judged
+from ragfacts.bench.runner import RunPlan, RunReport, run
 from ragfacts.bench.summary import MethodSummary, row_view
 from ragfacts.bench.verdicts import VerdictRow, verdict_rows
 from ragfacts.items import Item
@@ -35,7 +36,7 @@ class RunResult:
     run_dir: RunDir
     plan: RunPlan
     report: RunReport
-    judged: list[tuple[Item, dict[str, dict[str, Any]]]]  # in the dataset's order; lines by method spec
+    judged: CurrentResults  # in the dataset's order; lines by method spec, read from the run directory when used
     summaries: list[MethodSummary]
 
     @property
@@ -74,7 +75,9 @@ class RunResult:
         return check_gates(self.summaries, thresholds)
 
 
-def rows_of(judged: list[tuple[Item, dict[str, dict[str, Any]]]], kinds: dict[str, Kind]) -> list[dict[str, Any]]:
+def rows_of(
+    judged: Iterable[tuple[Item, Mapping[str, Mapping[str, Any]]]], kinds: dict[str, Kind]
+) -> list[dict[str, Any]]:
     """One row per item (id, label, faithfulness, recall, failures, complete) from its current lines."""
     rows = []
     for item, lines in judged:
@@ -98,7 +101,7 @@ async def evaluate_plan(
 
 def read_result(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport | None = None) -> RunResult:
     """The current results of `plan` in `run_dir`, with the report of the run that made them."""
-    judged = list(current_outcomes(run_dir, plan, model))
+    judged = current_outcomes(run_dir, plan, model)
     judges = [m.resolved(model) for m in plan.methods if isinstance(m, Method)]
     summaries = summarise_judged(judged, judges)  # from the lines read, once
     return RunResult(run_dir, plan, report or RunReport(), judged, summaries)

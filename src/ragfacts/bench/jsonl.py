@@ -41,6 +41,14 @@ class JsonlLog:
     ) -> Iterator[tuple[int, dict[str, Any]]]:
         """(line number, line) of every complete line, parsed by `parse` (default: whole); with `repair`, a torn
         last line is cut once the lines before it are read (only in a log that is ours)."""
+        for number, _, line in self.read_at(repair=repair, parse=parse):
+            yield number, line
+
+    def read_at(
+        self, *, repair: bool = False, parse: Callable[[bytes, int], dict[str, Any]] | None = None
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """`read`, with each line's byte offset: (line number, offset, line); `line_at(offset, number)` reads it
+        again."""
         if not self.path.exists():
             return
         parse = parse or self.parse
@@ -52,15 +60,21 @@ class JsonlLog:
                 if not raw.endswith(b"\n"):
                     torn_at = offset  # a line cut by a killed run: redone, never read
                     break
-                offset += len(raw)
                 if raw.strip():
                     read += 1
-                    yield number, parse(raw, number)
+                    yield number, offset, parse(raw, number)
+                offset += len(raw)
         if torn_at is not None and repair:
             if not read and not self.vouched():
                 self.refuse_unless_ours()
             with self.path.open("r+b") as handle:
                 handle.truncate(torn_at)
+
+    def line_at(self, offset: int, number: int) -> dict[str, Any]:
+        """Line `number`, which starts at byte `offset` (from `read_at`), parsed whole."""
+        with self.path.open("rb") as handle:
+            handle.seek(offset)
+            return self.parse(handle.readline(), number)
 
     def lines(self, wanted: set[int] | None = None) -> Iterator[dict[str, Any]]:
         """The complete lines (only those whose numbers are in `wanted`, if given), parsed whole."""

@@ -43,6 +43,7 @@ class Entry:
     config_hash: str
     complete: bool
     outcome: dict[str, Any]
+    offset: int = 0  # where the line starts in the results file
 
     def current(self, content_hash: str, config_hash: str) -> bool:
         """Whether the line was made from these inputs and this configuration: only then is it reused or read."""
@@ -212,12 +213,11 @@ class RunDir:
     def index(self, *, repair: bool = False) -> ResultIndex:
         """Index the results file; with `repair`, cut a torn last line (only of a file that is ours)."""
         index = ResultIndex()
-        for number, line in self.log.read(repair=repair, parse=self._parse_head):
+        for number, offset, line in self.log.read_at(repair=repair, parse=self._parse_head):
             key = (line["id"], line["method"])
             index.superseded += key in index.entries
-            index.entries[key] = Entry(
-                number, line["content_hash"], line["config_hash"], line["complete"], line["outcome"]
-            )
+            hashes = line["content_hash"], line["config_hash"]
+            index.entries[key] = Entry(number, *hashes, line["complete"], line["outcome"], offset)
             index.lines += 1
         return index
 

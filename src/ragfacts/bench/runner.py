@@ -17,7 +17,7 @@ import platform
 import secrets
 import subprocess
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,10 +27,9 @@ import ragfacts
 from ragfacts.bench.manifest import DatasetEntry, Invocation, Manifest, MethodEntry, ModelEntry
 from ragfacts.bench.progress import NoProgress, RunProgress
 from ragfacts.bench.rundir import RESULTS_VERSION, ResultIndex, RunDir, RunError
-from ragfacts.bench.summary import MethodSummary, summarise_method
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Method, Outcome, Task
+from ragfacts.methods.base import Outcome, Task
 from ragfacts.models import ChatModel, ConfigurationError, Failure, request_priority
 from ragfacts.usage import Usage
 
@@ -128,47 +127,6 @@ async def run(
             report.dropped = _compact(run_dir, configs, current)
             _record_invocation(run_dir, manifest, report, invocation)
     return report
-
-
-def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> Iterator[tuple[Item, dict[str, Any]]]:
-    """Yield each item with its current results lines by method (lines whose hashes match), in dataset order."""
-    methods = [m.resolved(model) for m in plan.methods]
-    configs = {m.spec: m.configuration_hash(model) for m in methods}
-    index = run_dir.index()
-    wanted: dict[int, tuple[str, str]] = {}
-    for item in plan.dataset.items():
-        content = item.content_hash()
-        for m in methods:
-            entry = index.get(item.key, m.spec)
-            if entry is not None and entry.current(content, configs[m.spec]):
-                wanted[entry.line] = (item.key, m.spec)
-    lines = {(line["id"], line["method"]): line for line in run_dir.lines(set(wanted))}
-    for item in plan.dataset.items():
-        found = {m.spec: lines[(item.key, m.spec)] for m in methods if (item.key, m.spec) in lines}
-        yield item, found
-
-
-def summarise(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[MethodSummary]:
-    """One summary per judge over the dataset's items, from the current results only."""
-    judges = [m.resolved(model) for m in plan.methods if isinstance(m, Method)]
-    return summarise_judged(current_outcomes(run_dir, plan, model), judges)
-
-
-def summarise_judged(
-    judged: Iterable[tuple[Item, dict[str, dict[str, Any]]]], methods: list[Method]
-) -> list[MethodSummary]:
-    """One summary per method from each item's current lines (`current_outcomes`): its judged outcomes over the
-    items it can judge (those it cannot are in no denominator)."""
-    outcomes: dict[str, list[Outcome]] = {m.spec: [] for m in methods}
-    applicable = dict.fromkeys(outcomes, 0)
-    for item, lines in judged:
-        for m in methods:
-            if m.accepts(item) is not None:
-                continue
-            applicable[m.spec] += 1
-            if m.spec in lines:
-                outcomes[m.spec].append(Outcome.model_validate(lines[m.spec]["outcome"]))
-    return [summarise_method(m.spec, m.kind, applicable[m.spec], outcomes[m.spec]) for m in methods]
 
 
 def _plan_work(

@@ -7,7 +7,7 @@ a run of thousands of rows pays for the ones shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,12 +22,18 @@ NOT_FAITHFUL = ("inconsistent", "uncertain")  # labels a gate counts as not cons
 
 @dataclass
 class StoredResult:
-    """One method's stored result on a row: its spec, kind, common outcome and the result's data."""
+    """One method's stored result on a row: its spec, kind, common outcome and its results line, whose result is
+    read (from the run directory, where the line is read lazily) only when the row's view is built."""
 
     method: str
     kind: Kind
     outcome: Outcome
-    data: dict[str, Any]
+    line: Mapping[str, Any]
+
+    @property
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.line["result"]
+        return data
 
     @cached_property
     def view(self) -> ResultView:
@@ -140,10 +146,10 @@ class VerdictRow:
 
 
 def verdict_rows(outcomes: Iterable[tuple[Item, dict[str, Any]]], kinds: dict[str, Kind]) -> Iterator[VerdictRow]:
-    """Rows in input order from each item's current results lines by method (`runner.current_outcomes`)."""
+    """Rows in input order from each item's current results lines by method (`current.current_outcomes`)."""
     for position, (item, lines) in enumerate(outcomes, start=1):
         results = [
-            StoredResult(method, kinds[method], Outcome.model_validate(line["outcome"]), line["result"])
+            StoredResult(method, kinds[method], Outcome.model_validate(line["outcome"]), line)
             for method, line in lines.items()
         ]
         yield VerdictRow(position, item, results)

@@ -1,4 +1,5 @@
-"""The `ragfacts` command line: global options here, one module per command beside it.
+"""The `ragfacts` command line: the entry point here, the global options in `_app`, one module per command beside
+them, imported only when its command runs (`COMMANDS`).
 
 Global options may come before or after the command (`ragfacts --model local check ...` or `ragfacts check
 --model local ...`). Exit codes: 0 success, 1 a gate failed, 2 bad usage or input (nothing written), 3 the
@@ -7,33 +8,86 @@ run stopped early (rerun to resume), 4 an internal error (RAGFACTS_DEBUG=1 shows
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from pathlib import Path
-from typing import Annotated
+from typing import Any, NamedTuple
 
 import typer
 from rich.markup import escape
 
-import ragfacts
-from ragfacts.cli._common import EXIT_INTERNAL, AppState, fail
+from ragfacts.cli import _app
 from ragfacts.console import err
-from ragfacts.runtime import Settings, parse_model_options
 
 
-def hoist_global_options(args: list[str]) -> list[str]:
-    """Move the global options found after the command name to before it, where the parser expects them."""
+class Command(NamedTuple):
+    """A command: the module that registers it, and its one-line help (what `ragfacts --help` lists)."""
+
+    module: str
+    summary: str
+
+
+# Every command, in the order `ragfacts --help` lists them. A run imports the module of its command only, so that
+# `ragfacts --help` and each command start without loading the others (tests/cli/test_main.py checks this table
+# against the commands themselves).
+COMMANDS: dict[str, Command] = {
+    "bench": Command(
+        "bench", "Compare judges against gold labels: the papers' tables, per method, with intervals and costs."
+    ),
+    "check": Command("check", "Check whether answers are faithful to their references (L-Face4RAG by default)."),
+    "demo": Command("demo", "Check the built-in examples: is each answer faithful (precision) and complete (recall)?"),
+    "evaluate": Command(
+        "evaluate",
+        "Judge every row: precision against its reference and, where it has a ground truth or facts, recall.",
+    ),
+    "methods": Command("methods", "List the methods (precision and recall judges) and the options each takes."),
+    "models": Command("models", "Show which model backends are configured and installed."),
+    "facts": Command(
+        "recall", "Generate short, independent facts that answer QUESTION from a GROUND TRUTH; one per line on stdout."
+    ),
+    "recall": Command("recall", "Check which facts an answer recalls; or, with DATA, every row of a dataset."),
+    "report": Command(
+        "report",
+        "Write a report of one or more runs: summary, tables with intervals, charts, every answer with filters.",
+    ),
+    "serve": Command(
+        "serve",
+        "Serve POST /check, /recall, /evaluate, GET /health, /metrics and /docs over HTTP (JSON logs on stderr).",
+    ),
+    "synth": Command(
+        "synth", "Make a labelled dataset from faithful answers: one flawed answer per error type, and paraphrases."
+    ),
+    "train-head": Command(
+        "train_head", "Fit a head to your labelled answers and model; report it on a test split it never saw."
+    ),
+}
+
+
+def _global_options() -> dict[str, bool]:
+    """Each global option's spellings, and whether it takes a value."""
     takes_value: dict[str, bool] = {}
-    for param in typer.main.get_command(app).params:
+    for param in typer.main.get_command(_app.app).params:
         for name in (*param.opts, *getattr(param, "secondary_opts", [])):
             if name.startswith("-"):
                 takes_value[name] = not getattr(param, "is_flag", False)
+    return takes_value
+
+
+def _command_index(args: list[str], takes_value: dict[str, bool]) -> int:
+    """Where the command's name is in `args` (after the global options in front); len(args) if there is none."""
     index = 0
-    while index < len(args):  # skip the global options already in front
+    while index < len(args):
         name = args[index].split("=", 1)[0]
         if name not in takes_value:
             break
         index += 1 + (takes_value[name] and "=" not in args[index])
+    return index
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move the global options found after the command name to before it, where the parser expects them."""
+    takes_value = _global_options()
+    index = _command_index(args, takes_value)
     if index >= len(args) or args[index].startswith("-"):
         return args
     head, command, tail = args[:index], args[index], args[index + 1 :]
@@ -56,79 +110,17 @@ def hoist_global_options(args: list[str]) -> list[str]:
     return [*head, *moved, command, *rest]
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"ragfacts {ragfacts.__version__}")
-        raise typer.Exit(0)
-
-
-app = typer.Typer(
-    name="ragfacts",
-    help="Faithfulness (L-Face4RAG) and factual recall (FaaF) of RAG answers, on any model.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-@app.callback()
-def main_options(
-    ctx: typer.Context,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            "-m",
-            envvar="RAGFACTS_MODEL",
-            help="openai:MODEL | local | local:/path/model.gguf (default: a configured API, else local)",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", envvar="RAGFACTS_BASE_URL", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)"),
-    ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="model requests in flight at once")] = 8,
-    max_retries: Annotated[int, typer.Option(min=0, help="retries of a call after 429/5xx/timeouts")] = 4,
-    timeout: Annotated[float, typer.Option(min=1.0, help="seconds before a model call times out")] = 120.0,
-    cache_dir: Annotated[Path | None, typer.Option(help="where the response cache lives")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the response cache")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="machine-readable results on stdout")] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", help="no per-row verdict table: the summary, gates and errors only")
-    ] = False,
-    model_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model-option",
-            "-M",
-            help="a model option as key=value (repeatable), e.g. -M mode=tool -M schema_in_prompt=true for "
-            "llama_cpp.server or vLLM; see ModelOptions",
-        ),
-    ] = None,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
-    ] = False,
-) -> None:
-    try:
-        extra = parse_model_options(model_option or [])
-    except ValueError as error:
-        fail(str(error))
-    settings = Settings(
-        model=model,
-        base_url=base_url,
-        concurrency=concurrency,
-        cache_dir=cache_dir,
-        use_cache=not no_cache,
-        options={"max_retries": max_retries, "timeout_s": timeout, **extra},
-    )
-    ctx.obj = AppState(settings, as_json, quiet)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: global options anywhere, and a message (exit 4) instead of a traceback for a bug."""
     args = hoist_global_options(sys.argv[1:] if argv is None else list(argv))
+    index = _command_index(args, _global_options())
+    asked = args[index] if index < len(args) else None
     try:
-        app(args=args, prog_name="ragfacts")
+        if asked in COMMANDS:
+            importlib.import_module(f"ragfacts.cli.{COMMANDS[asked].module}")
+        else:  # the command list (--help, no command, a misspelt one): each command by its summary, none loaded
+            _list_commands()
+        _app.app(args=args, prog_name="ragfacts")
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -141,36 +133,35 @@ def main(argv: list[str] | None = None) -> None:
             f"[red]internal error:[/red] {escape(type(error).__name__)}: {escape(str(error))}\n"
             "This is a bug in ragfacts; please report it. RAGFACTS_DEBUG=1 shows the traceback."
         )
-        raise SystemExit(EXIT_INTERNAL) from None
+        raise SystemExit(_app.EXIT_INTERNAL) from None
 
 
-from ragfacts.cli import bench as _bench  # noqa: E402  (registers the command)
-from ragfacts.cli import check as _check  # noqa: E402
-from ragfacts.cli import demo as _demo  # noqa: E402
-from ragfacts.cli import evaluate as _evaluate  # noqa: E402
-from ragfacts.cli import methods as _methods  # noqa: E402
-from ragfacts.cli import models as _models  # noqa: E402
-from ragfacts.cli import recall as _recall  # noqa: E402  (registers `facts` and `recall`)
-from ragfacts.cli import report as _report  # noqa: E402
-from ragfacts.cli import serve as _serve  # noqa: E402
-from ragfacts.cli import synth as _synth  # noqa: E402
-from ragfacts.cli import train_head as _train_head  # noqa: E402
+def _list_commands() -> None:
+    """Register every command not loaded yet as its name and summary only: what the command list shows."""
+    loaded = {info.name or (info.callback.__name__ if info.callback else "") for info in _app.app.registered_commands}
+    for name, command in COMMANDS.items():
+        if name not in loaded:
+            _app.app.command(name, help=command.summary)(_not_loaded)
 
-__all__ = [
-    "_bench",
-    "_check",
-    "_demo",
-    "_evaluate",
-    "_methods",
-    "_models",
-    "_recall",
-    "_report",
-    "_serve",
-    "_synth",
-    "_train_head",
-    "app",
-    "main",
-]
+
+def _not_loaded() -> None:
+    raise AssertionError("a command runs from its own module, which main() imports first")
+
+
+def load_all() -> typer.Typer:
+    """The application with every command loaded (the documentation's reference, the tests)."""
+    for command in COMMANDS.values():
+        importlib.import_module(f"ragfacts.cli.{command.module}")
+    return _app.app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # `from ragfacts.cli import app`: the whole application, every command loaded
+        return load_all()
+    raise AttributeError(name)
+
+
+__all__ = ["COMMANDS", "app", "load_all", "main"]
 
 if __name__ == "__main__":
     main()

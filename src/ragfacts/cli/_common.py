@@ -5,38 +5,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-import typer
-from rich.markup import escape
-
+from ragfacts.cli._app import EXIT_GATE, EXIT_INTERNAL, EXIT_STOPPED, EXIT_USAGE, AppState, fail
 from ragfacts.console import err, ledger_table
 from ragfacts.methods.base import Kind, Method, MethodError, method_of_kind
 from ragfacts.models import ConfigurationError, UsageLedger
 from ragfacts.models.registry import backend_class
-from ragfacts.runtime import Runtime, Settings
+from ragfacts.runtime import Runtime
 
 T = TypeVar("T")
-
-EXIT_GATE = 1  # a gate failed (--min-*, --fail-on-inconsistent)
-EXIT_USAGE = 2  # bad usage or input; nothing was written
-EXIT_STOPPED = 3  # the run stopped early (e.g. the endpoint is down); rerun to resume
-EXIT_INTERNAL = 4  # a bug in ragfacts: the message says how to see the traceback
-
-
-class AppState:
-    """Global options, shared by every command through the typer context."""
-
-    def __init__(self, settings: Settings, as_json: bool, quiet: bool = False) -> None:
-        self.settings = settings
-        self.as_json = as_json
-        self.quiet = quiet  # no per-row verdict table: the summary, gates, errors and the ledger
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """Print a clear error and exit with `code` (2: bad usage or input)."""
-    err.print(f"[red]error:[/red] {escape(message)}")
-    raise typer.Exit(code)
+__all__ = ["EXIT_GATE", "EXIT_INTERNAL", "EXIT_STOPPED", "EXIT_USAGE", "AppState", "fail"]  # with those defined here
 
 
 def read_text_argument(value: str | None, option: str) -> str | None:

@@ -15,7 +15,7 @@ from ragfacts.bench.runner import RunPlan
 from ragfacts.bench.scoring import bench_tables, score, write_scores
 from ragfacts.bench.tables import to_rich
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState, build_runtime, fail
 from ragfacts.cli._dataset import DatasetRun, RunOptions, open_dataset, run_dataset, with_run_options
 from ragfacts.cli._escalation import DEFAULT_ESCALATE_METHOD, EscalateMethod, EscalateTo, escalation_for

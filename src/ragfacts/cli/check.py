@@ -9,7 +9,7 @@ import typer
 
 from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.official_csv import write_official_csv
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState, fail, method_for, read_text_argument
 from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, judge_one, run_dataset, with_run_options
 from ragfacts.cli._escalation import DEFAULT_ESCALATE_METHOD, EscalateMethod, EscalateTo, escalation_for

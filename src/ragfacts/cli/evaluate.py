@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ragfacts.bench.ray_engine import RayOptions
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState, fail
 from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, run_dataset, with_run_options
 from ragfacts.cli._endpoint import run_with_endpoint, with_endpoint_options

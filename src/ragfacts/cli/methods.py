@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState
 from ragfacts.console import err, print_json
 from ragfacts.methods.base import Method, option_names, registered_methods

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState
 from ragfacts.console import err, print_json
 from ragfacts.models import ConfigurationError, api_key_from_env

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.scoring import score
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import EXIT_GATE, AppState, fail, method_for, read_text_argument, run_with_runtime
 from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, judge_one, run_dataset, with_run_options
 from ragfacts.cli._method_flags import with_method_flags

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from ragfacts.bench.report import load_runs, report_markdown
 from ragfacts.bench.rundir import RunError
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import fail
 from ragfacts.console import err
 from ragfacts.files import replace_text

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState, fail
 from ragfacts.models import ConfigurationError
 

@@ -19,7 +19,7 @@ from ragfacts.bench.evaluation import evaluate_plan
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.rundir import RunError
 from ragfacts.bench.runner import RunPlan
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import EXIT_STOPPED, AppState, build_runtime, fail, run_async, show_ledger
 from ragfacts.cli._dataset import RunOptions, parse_mapping, show_report, with_run_options
 from ragfacts.console import err, print_json

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ragfacts.cli import app
+from ragfacts.cli._app import app
 from ragfacts.cli._common import EXIT_GATE, AppState, build_runtime, fail, run_async, show_ledger
 from ragfacts.cli._dataset import parse_mapping
 from ragfacts.console import err, print_json

@@ -95,3 +95,16 @@ class Judge:
 
     def _settings(self) -> dict[str, Any]:
         return {**self.settings, "base_url": self.base_url} if self.base_url else dict(self.settings)
+
+
+_session_judge: list[Judge] = []  # at most one: the judge the pytest plugin built from this session's options
+
+
+def default_judge() -> Judge:
+    """The judge `ragfacts.testing`'s assertions use without `judge=`: the pytest session's, else the defaults."""
+    return _session_judge[0] if _session_judge else Judge()
+
+
+def set_default_judge(judge: Judge | None) -> None:
+    """Make `judge` the default of the assertions (None: back to the defaults); the pytest plugin calls this."""
+    _session_judge[:] = [judge] if judge is not None else []

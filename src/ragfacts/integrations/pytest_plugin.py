@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragfacts.integrations._judge import Judge
-from ragfacts.testing import default_judge, set_default_judge
+from ragfacts.integrations._judge import Judge, default_judge, set_default_judge
 
 _OPTIONS = {
     "model": "the judge's model spec (openai:NAME, local, local:/path.gguf); default: ragfacts's default model",

@@ -1,9 +1,11 @@
 """Facts as a Function (FaaF): a passage's facts verified in one structured call, one enum field per fact.
 
-The fact sheet is a pydantic model built at run time: field `fact_i` has the fact as its title and the
+The fact sheet is a reply schema made per call (`fact_sheet`): field `fact_i` has the fact as its title and the
 instruction as its description; with citations, a `citation_i` field asking for the supporting excerpt
-comes first, so the model looks for evidence before it judges. In the three-way variant the parser maps
-"Not clear from the given passage" to False and keeps the raw value. Registered as the method "faaf".
+comes first, so the model looks for evidence before it judges. The pydantic model that validates it is made once
+per number of facts, mode and language; the facts enter the JSON schema sent and the validation context. In the
+three-way variant the parser maps "Not clear from the given passage" to False and keeps the raw value. Registered
+as the method "faaf".
 """
 
 from __future__ import annotations
@@ -11,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, model_validator
 
 from ragfacts.methods.base import method
 from ragfacts.methods.prompting import estimate
 from ragfacts.methods.recall import Lang, RecallMethod, RecallResult, recall
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Completion, Message
+from ragfacts.models.structured import Shaped, json_schema_of
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, neutralise_tags, normalise, quote_found
 from ragfacts.usage import Usage
@@ -35,7 +39,7 @@ __all__ = [
     "RecallResult",
     "Verification",
     "faaf_method_name",
-    "fact_sheet_model",
+    "fact_sheet",
     "recall",
     "verify_facts",
 ]
@@ -57,41 +61,53 @@ _KEY = re.compile(r"^\s*(fact|citation)[\s_\-]*(\d+)\s*$", re.IGNORECASE)
 class FactSheet(BaseModel):
     """Base of every generated fact sheet: tolerant of key spellings, value casing and one wrapper level."""
 
-    fact_fields: ClassVar[dict[str, str]] = {}  # normalised fact text -> field name
     allowed_values: ClassVar[tuple[str, ...]] = ()
 
     @model_validator(mode="before")
     @classmethod
-    def _normalise_reply(cls, data: Any) -> Any:
-        data = _unwrap(data, cls)
+    def _normalise_reply(cls, data: Any, info: ValidationInfo) -> Any:
+        # the facts' own texts, by which a model may key its verdicts: the call's, in the validation context
+        facts: dict[str, str] = (info.context or {}).get("fact_fields", {})
+        data = _unwrap(data, cls, facts)
         if not isinstance(data, dict):
             return data
         cleaned: dict[str, Any] = {}
         for key, value in data.items():
-            name = _field_name(str(key), cls)
+            name = _field_name(str(key), cls, facts)
             if name.startswith("fact_"):
                 value = _verdict_value(value, cls.allowed_values)
             cleaned.setdefault(name, value)
         return cleaned
 
 
-def fact_sheet_model(
-    facts: Sequence[str], mode: Mode = "tfn", citations: bool = False, lang: str = "en"
-) -> type[FactSheet]:
-    """Return a FactSheet subclass with one verdict field per fact (and a citation field before each)."""
+def fact_sheet(facts: Sequence[str], mode: Mode = "tfn", citations: bool = False, lang: str = "en") -> Shaped:
+    """The reply schema of one FaaF call: a verdict field per fact, titled with the fact (and a citation field
+    before each); the validating model is made once per shape, the facts go into its JSON schema and context."""
     if mode not in _VALUES:
         raise ValueError(f"unknown FaaF mode {mode!r}: use 'tf' or 'tfn'")
+    sheet = _sheet_model(len(facts), mode, citations, lang)
+    schema = json_schema_of(sheet)
+    # The fact is untrusted text (written from a ground truth) and a schema shown in a prompt carries its titles:
+    # its prompt tags are neutralised there as in every delimited text.
+    titles = {f"fact_{index}": neutralise_tags(fact) for index, fact in enumerate(facts)}
+    properties = {
+        name: {**prop, "title": titles[name]} if name in titles else prop for name, prop in schema["properties"].items()
+    }
+    fields = {normalise(fact): f"fact_{index}" for index, fact in enumerate(facts)}
+    return Shaped(sheet, {**schema, "properties": properties}, {"fact_fields": fields})
+
+
+@lru_cache(maxsize=256)
+def _sheet_model(count: int, mode: Mode, citations: bool, lang: str) -> type[FactSheet]:
+    """The FactSheet subclass of `count` verdict fields (and a citation field before each)."""
     verdict_doc = load_prompt(f"verify_facts_{mode}", lang).render().strip()
     citation_doc = load_prompt("verify_facts_citation", lang)
     fields: dict[str, Any] = {}
-    for index, fact in enumerate(facts):
+    for index in range(count):
         if citations:
             fields[f"citation_{index}"] = (str, Field(description=citation_doc.render(field=f"fact_{index}").strip()))
-        # The fact is untrusted text (written from a ground truth) and a schema shown in a prompt carries its
-        # titles: its prompt tags are neutralised there as in every delimited text.
-        fields[f"fact_{index}"] = (_TYPES[mode], Field(title=neutralise_tags(fact), description=verdict_doc))
+        fields[f"fact_{index}"] = (_TYPES[mode], Field(description=verdict_doc))
     sheet: type[FactSheet] = create_model("FactChecker", __base__=FactSheet, **fields)
-    sheet.fact_fields = {normalise(fact): f"fact_{index}" for index, fact in enumerate(facts)}
     sheet.allowed_values = _VALUES[mode]
     return sheet
 
@@ -138,7 +154,7 @@ async def verify_facts(
 async def _verify_chunk(
     model: ChatModel, chunk: list[str], offset: int, passage: str, mode: Mode, citations: bool, lang: str
 ) -> tuple[list[FactVerdict], Completion]:
-    sheet = fact_sheet_model(chunk, mode, citations, lang)
+    sheet = fact_sheet(chunk, mode, citations, lang)
     template = load_prompt("verify_facts", lang)
     field_prompts = [load_prompt(f"verify_facts_{mode}", lang).id]
     if citations:
@@ -211,7 +227,7 @@ class FaaF(RecallMethod[FaaFOptions]):
             estimate(
                 model,
                 "verify_facts",
-                fact_sheet_model(chunk, o.mode, o.citations, lang),
+                fact_sheet(chunk, o.mode, o.citations, lang),
                 lang,
                 5 + per_fact * len(chunk),
                 question=None,
@@ -221,25 +237,25 @@ class FaaF(RecallMethod[FaaFOptions]):
         )
 
 
-def _unwrap(data: Any, sheet: type[FactSheet]) -> Any:
+def _unwrap(data: Any, sheet: type[FactSheet], facts: dict[str, str]) -> Any:
     """Take the object out of a one-item list or a single wrapper key such as {"FactChecker": {...}}."""
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
     if isinstance(data, dict) and len(data) == 1:
         ((key, inner),) = data.items()
-        if isinstance(inner, dict) and _field_name(str(key), sheet) not in sheet.model_fields:
+        if isinstance(inner, dict) and _field_name(str(key), sheet, facts) not in sheet.model_fields:
             return inner
     return data
 
 
-def _field_name(key: str, sheet: type[FactSheet]) -> str:
-    """Map "fact 0", "Fact_0", "fact0", "FACT-0" (or the fact's own text) to the field name "fact_0"."""
+def _field_name(key: str, sheet: type[FactSheet], facts: dict[str, str]) -> str:
+    """Map "fact 0", "Fact_0", "fact0", "FACT-0" (or the fact's own text, normalised, in `facts`) to "fact_0"."""
     if key in sheet.model_fields:
         return key
     match = _KEY.match(key)
     if match:
         return f"{match.group(1).lower()}_{int(match.group(2))}"
-    return sheet.fact_fields.get(normalise(key), key)
+    return facts.get(normalise(key), key)
 
 
 def _verdict_value(value: Any, allowed: tuple[str, ...]) -> Any:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ragfacts.methods.bilingual import in_language
 from ragfacts.models import ChatModel, Completion, Message
-from ragfacts.models.structured import json_schema_of, render_schema
+from ragfacts.models.structured import ReplySchema, Shaped, json_schema_of, render_schema
 from ragfacts.prompts import PromptTemplate, load_prompt
 from ragfacts.text import approx_tokens, delimit
 from ragfacts.usage import Usage
@@ -54,7 +54,7 @@ async def ask(
 def estimate(
     model: ChatModel,
     prompt_name: str,
-    schema: type[BaseModel] | None,
+    schema: ReplySchema | None,
     lang: str,
     completion_tokens: int,
     *,
@@ -65,7 +65,7 @@ def estimate(
     _, text = render(prompt_name, lang, question, texts)
     schema_tokens = 0
     if schema is not None:
-        schema_json = json_schema_of(in_language(schema, lang))
+        schema_json = json_schema_of(schema if isinstance(schema, Shaped) else in_language(schema, lang))
         shown = render_schema(schema_json, lang) if model.shows_schema_in_prompt() else json.dumps(schema_json)
         schema_tokens = approx_tokens(shown)
     return Usage(calls=1, prompt_tokens=approx_tokens(text) + schema_tokens, completion_tokens=completion_tokens)

@@ -7,8 +7,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from ragfacts.models._errors import ConfigurationError
 from ragfacts.models._types import (
     Completion,
@@ -27,7 +25,14 @@ from ragfacts.models.calls import CallCache, EndpointHealth, counted, failure_of
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions, options_as
 from ragfacts.models.reask import reasked, with_schema_text
-from ragfacts.models.structured import json_schema_of, parse_reply, render_schema, reply_token_cap
+from ragfacts.models.structured import (
+    ReplySchema,
+    json_schema_of,
+    parse_reply,
+    render_schema,
+    reply_token_cap,
+    schema_name,
+)
 from ragfacts.models.transport import Transport
 from ragfacts.usage import Usage
 
@@ -111,8 +116,13 @@ class ChatModel(Transport, ABC):
         return False
 
     def identity(self) -> dict[str, Any]:
-        """What identifies this model in a cache key (never a secret)."""
+        """What the model is, as its response cache keys it (never a secret; not where it is served)."""
         return {"backend": self.backend, "model": self.model_id}
+
+    def endpoint_identity(self) -> dict[str, Any]:
+        """Where the model is served, where that is part of what a run's results were made with (its manifest and
+        its methods' configurations): an endpoint's URL, without credentials."""
+        return {}
 
     def profile(self) -> ModelProfile:
         """Size and capabilities as far as known: size declared in the options, else what the backend reads."""
@@ -151,6 +161,7 @@ class ChatModel(Transport, ABC):
         options = self.options
         return {
             **self.identity(),
+            **self.endpoint_identity(),
             "mode": self.mode.value,
             "schema_in_prompt": self.shows_schema_in_prompt(),
             "temperature": options.temperature,
@@ -171,7 +182,7 @@ class ChatModel(Transport, ABC):
     async def complete(
         self,
         messages: list[Message],
-        schema: type[BaseModel] | None = None,
+        schema: ReplySchema | None = None,
         *,
         stage: str = "default",
         prompt_version: str | None = None,
@@ -184,7 +195,7 @@ class ChatModel(Transport, ABC):
             backend=self.backend, model=self.model_id, params=request.params, prompt_version=prompt_version, stage=stage
         )
         key = self._calls.key(
-            self.identity(), request.messages, mode=request.mode.value, schema=request.schema, params=request.params
+            self.identity, request.messages, mode=request.mode.value, schema=request.schema, params=request.params
         )
 
         async def compute() -> Completion:
@@ -233,7 +244,7 @@ class ChatModel(Transport, ABC):
             prompt_version=prompt_version,
             stage=stage,
         )
-        key = self._calls.key(self.identity(), request.messages, kind="label_scores", labels=labels, params=params)
+        key = self._calls.key(self.identity, request.messages, kind="label_scores", labels=labels, params=params)
 
         async def compute() -> Completion:
             usage = Usage()
@@ -275,7 +286,7 @@ class ChatModel(Transport, ABC):
         return None
 
     def _request(
-        self, messages: list[Message], schema: type[BaseModel] | None, lang: str, params: dict[str, Any]
+        self, messages: list[Message], schema: ReplySchema | None, lang: str, params: dict[str, Any]
     ) -> Request:
         """The request `complete` sends: the schema shown in the prompt where the model must see it, and where the
         reply is held to a bounded schema (a grammar, structured outputs), its stage's tokens capped by it: a model
@@ -289,7 +300,7 @@ class ChatModel(Transport, ABC):
                 params["max_tokens"] = cap
         if self.shows_schema_in_prompt():
             messages = with_schema_text(list(messages), render_schema(schema_json, lang))
-        return Request(list(messages), schema_json, schema.__name__, self.mode, params)
+        return Request(list(messages), schema_json, schema_name(schema), self.mode, params)
 
     async def _bounded(
         self, request: Request, base: Completion, compute: Callable[[], Awaitable[Completion]]
@@ -333,7 +344,7 @@ class ChatModel(Transport, ABC):
         return None
 
 
-def _from_record(record: dict[str, Any], schema: type[BaseModel] | None, base: Completion) -> Completion | None:
+def _from_record(record: dict[str, Any], schema: ReplySchema | None, base: Completion) -> Completion | None:
     """A stored reply as a cache hit; None (a miss) where the schema no longer accepts it."""
     parsed = None
     if schema is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -10,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ragfacts import redaction
-from ragfacts.hashing import canonical_json, digest
+from ragfacts.hashing import canonical_json
 
-CACHE_KEY_VERSION = "ragfacts-cache-v1"
+CACHE_KEY_VERSION = "ragfacts-cache-v2"  # v2: the model without its URL; schema and model as digests
 
 # Append-only: each entry upgrades the file by one version. Never edit a released entry.
 _MIGRATIONS: list[str] = [
@@ -27,9 +28,14 @@ _MIGRATIONS: list[str] = [
 ]
 
 
-def cache_key(request: dict[str, Any]) -> str:
-    """Return the key of a request: a versioned SHA-256 of its canonical JSON."""
-    return f"v1:{digest(request, length=64)}"
+def cache_key(request: dict[str, Any], messages: list[tuple[str, str]]) -> str:
+    """Return the key of a request: a versioned SHA-256 of its settings' canonical JSON and its messages (hashed as
+    they are: the prompts are most of a request, and escaping them into JSON first would only cost time)."""
+    sha = hashlib.sha256(canonical_json(request).encode("utf-8"))
+    for role, content in messages:
+        sha.update(b"\0" + role.encode("utf-8") + b"\0" + str(len(content)).encode("ascii") + b"\0")
+        sha.update(content.encode("utf-8"))
+    return f"v2:{sha.hexdigest()}"
 
 
 class ResponseCache:

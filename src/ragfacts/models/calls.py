@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ragfacts.hashing import digest
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Completion, Failure, FailureKind, Message
 from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
@@ -28,13 +30,34 @@ class CallCache:
         self.cache = cache
         self.backend, self.model = backend, model
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._identity: str | None = None  # the model's identity, hashed once
+        self._schemas: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()  # recent schemas' digests
 
-    def key(self, identity: dict[str, Any], messages: list[Message], **request: Any) -> str | None:
-        """The cache key of a request (None without a cache): everything that changes the output, no secret."""
+    def key(self, identity: Callable[[], dict[str, Any]], messages: list[Message], **request: Any) -> str | None:
+        """The cache key of a request (None without a cache): everything that changes the output, no secret.
+
+        The model is keyed by its `identity` (what it is, not where it is served: a local server restarted on another
+        port keeps its cache), hashed once; a schema (the same object on every call of a stage) by its digest, hashed
+        once per schema.
+        """
         if self.cache is None:
             return None
-        messages_json = [m.model_dump() for m in messages]
-        return cache_key({"v": CACHE_KEY_VERSION, **identity, "messages": messages_json, **request})
+        if self._identity is None:
+            self._identity = digest(identity(), length=64)
+        parts: dict[str, Any] = {"v": CACHE_KEY_VERSION, "model": self._identity}
+        for name, value in request.items():
+            parts[name] = self._schema_digest(value) if name == "schema" and value is not None else value
+        return cache_key(parts, [(m.role, m.content) for m in messages])
+
+    def _schema_digest(self, schema: dict[str, Any]) -> str:
+        known = self._schemas.get(id(schema))
+        if known is not None and known[0] is schema:  # the object is kept, so its id is not reused while known
+            self._schemas.move_to_end(id(schema))
+            return known[1]
+        known = self._schemas[id(schema)] = (schema, digest(schema, length=64))
+        if len(self._schemas) > 64:  # a stage's schema is one object for the run; one made per call is seen once
+            self._schemas.popitem(last=False)
+        return known[1]
 
     async def through(
         self,

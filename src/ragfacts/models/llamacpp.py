@@ -1,15 +1,13 @@
-"""In-process GGUF models through llama-cpp-python, with grammar-constrained JSON."""
+"""In-process GGUF models through llama-cpp-python, with grammar-constrained JSON (loading: `llama_load`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import hashlib
-import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,75 +17,20 @@ from ragfacts.models.base import ChatModel
 from ragfacts.models.embedded import DEFAULT_MODEL, ensure_default_model, is_verified, quality_notice
 from ragfacts.models.gguf import read_gguf_info
 from ragfacts.models.labels import match_label_logprobs
+from ragfacts.models.llama_load import (
+    DEFAULT_CONTEXT,
+    GPU_BUILD_HINT,
+    LoadSettings,
+    context_size,
+    gpu_offload_supported,
+    import_llama,
+    refuse_offload_without_gpu,
+)
 from ragfacts.models.local_limits import CLOSE_WAIT_S, CallGuard, count_later
 from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
 from ragfacts.models.registry import backend
 from ragfacts.paths import ragfacts_home
 from ragfacts.usage import Usage
-
-DEFAULT_CONTEXT = 8192
-GPU_BUILD_HINT = (
-    'reinstall llama-cpp-python with GPU support: CMAKE_ARGS="-DGGML_CUDA=on" (NVIDIA) or CMAKE_ARGS="-DGGML_METAL=on" '
-    "(Apple) pip install --force-reinstall --no-cache-dir llama-cpp-python"
-)
-
-
-def _import_llama() -> Any:
-    try:
-        import llama_cpp
-    except ImportError as error:
-        raise ConfigurationError(
-            "the local backend needs llama-cpp-python: pip install 'ragfacts[local]' "
-            "(it compiles from source where no wheel exists, ~7 min on 2 cores)"
-        ) from error
-    return llama_cpp
-
-
-def gpu_offload_supported() -> bool:
-    """Whether the installed llama.cpp was built with GPU support (CUDA, Metal, Vulkan...)."""
-    return bool(_import_llama().llama_supports_gpu_offload())
-
-
-@dataclass(frozen=True)
-class LoadSettings:
-    """How llama.cpp loads a model: the options where given, else the defaults of this machine."""
-
-    n_ctx: int
-    n_threads: int
-    n_gpu_layers: int  # -1: all layers
-
-    @classmethod
-    def resolve(cls, options: LocalModelOptions) -> LoadSettings:
-        """The settings `options` ask for, the defaults filled in (asking llama.cpp whether it can offload)."""
-        n_gpu_layers = options.n_gpu_layers
-        if n_gpu_layers is None:
-            n_gpu_layers = -1 if gpu_offload_supported() else 0
-        return cls(
-            n_ctx=context_size(options), n_threads=options.n_threads or os.cpu_count() or 1, n_gpu_layers=n_gpu_layers
-        )
-
-
-def _refuse_offload_without_gpu(options: ModelOptions) -> None:
-    """Asking for GPU layers from a CPU-only build is an error: llama.cpp would silently run on the CPU."""
-    layers = getattr(options, "n_gpu_layers", None)
-    if layers and not gpu_offload_supported():
-        raise ConfigurationError(
-            f"n_gpu_layers={layers} asks for GPU offload, but this llama-cpp-python was built without GPU "
-            f"support: {GPU_BUILD_HINT}; or drop -M n_gpu_layers"
-        )
-
-
-def context_size(options: LocalModelOptions) -> int:
-    """The context window: -M n_ctx, else RAGFACTS_LOCAL_N_CTX, else DEFAULT_CONTEXT."""
-    if options.n_ctx is not None:
-        return options.n_ctx
-    variable = os.environ.get("RAGFACTS_LOCAL_N_CTX", str(DEFAULT_CONTEXT))
-    try:
-        return int(variable)
-    except ValueError:
-        raise ConfigurationError(
-            f"RAGFACTS_LOCAL_N_CTX={variable!r} is not a number of tokens; set a number or pass -M n_ctx=8192"
-        ) from None
 
 
 @backend("local")
@@ -119,7 +62,7 @@ class LlamaCppModel(ChatModel):
             raise ConfigurationError("the local backend supports the grammar and json_text modes")
         if not path.is_file():
             raise ConfigurationError(f"no GGUF file at {path}")
-        _refuse_offload_without_gpu(self.options)
+        refuse_offload_without_gpu(self.options)
         self.model_path = path
         self.n_ctx = context_size(self.options)  # known before loading: it enters the cache identity
         self._load_settings: LoadSettings | None = None
@@ -151,8 +94,8 @@ class LlamaCppModel(ChatModel):
     @classmethod
     def from_spec(cls, name: str | None, options: ModelOptions | None = None, **kwargs: Any) -> LlamaCppModel:
         """`local` (embedded default), `local:/path/file.gguf`, or `local:hf:REPO/FILE.gguf` (online)."""
-        _import_llama()
-        _refuse_offload_without_gpu(options_as(cls.Options, options, cls.backend))  # before assembling weights
+        import_llama()
+        refuse_offload_without_gpu(options_as(cls.Options, options, cls.backend))  # before assembling weights
         if name is None:
             path = ensure_default_model(ragfacts_home() / "models")
             return cls(path, options, model_name=DEFAULT_MODEL.file_name, **kwargs)
@@ -183,7 +126,7 @@ class LlamaCppModel(ChatModel):
 
     def _load(self) -> Any:
         if self._llama is None:
-            llama_cpp = _import_llama()
+            llama_cpp = import_llama()
             settings = self.load_settings
             self._llama = llama_cpp.Llama(
                 model_path=str(self.model_path),
@@ -215,7 +158,7 @@ class LlamaCppModel(ChatModel):
         body: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **request.params}
         if request.schema is not None and request.mode is StructuredMode.GRAMMAR:
             body["response_format"] = {"type": "json_object", "schema": request.schema}
-        llama_cpp = _import_llama()
+        llama_cpp = import_llama()
         body["logits_processor"] = llama_cpp.LogitsProcessorList([guard])  # counts the generated tokens
         with self._guarded(guard):
             llama = self._load()
@@ -260,8 +203,13 @@ class LlamaCppModel(ChatModel):
     @contextlib.contextmanager
     def _guarded(self, guard: CallGuard) -> Iterator[None]:
         """Hold the model for one call, bounded by `guard`: its lock (waited for until the deadline at most) and
-        the abort callback's view of the call."""
+        the abort callback's view of the call. Loading the weights (the first call's) does not count against the
+        call's --timeout: it is the model's start, not the call's work."""
         with guard.holding(self._lock):
+            if self._llama is None:
+                loading = time.monotonic()
+                self._load()
+                guard.deadline += time.monotonic() - loading
             self._guard = guard
             try:
                 yield
@@ -368,7 +316,7 @@ class LlamaCppModel(ChatModel):
         if not hidden_state:
             llama.eval(tokens[shared:])
             return len(tokens) - shared, None
-        llama_cpp = _import_llama()
+        llama_cpp = import_llama()
         import numpy as np
 
         llama.eval(tokens[shared:-1])
@@ -410,3 +358,6 @@ def _download_from_hub(repo_and_file: str) -> Path:
     except ImportError as error:
         raise ConfigurationError("hub downloads need huggingface_hub: pip install huggingface_hub") from error
     return Path(hf_hub_download(repo_id=repo, filename=file_name))
+
+
+__all__ = ["DEFAULT_CONTEXT", "GPU_BUILD_HINT", "LlamaCppModel", "LoadSettings", "gpu_offload_supported"]

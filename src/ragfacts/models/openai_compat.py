@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from ragfacts import redaction
 from ragfacts.models._errors import BackendError, ConfigurationError
@@ -17,6 +15,9 @@ from ragfacts.models.options import DEFAULT_ENDPOINT_CONTEXT, ModelOptions
 from ragfacts.models.registry import backend
 from ragfacts.models.spec import api_key_from_env
 from ragfacts.models.structured import strict_schema
+
+if TYPE_CHECKING:
+    import openai
 
 
 @backend("openai")
@@ -70,9 +71,9 @@ class OpenAICompatibleModel(ChatModel):
         assert spec.name is not None
         return cls(spec.name, options, base_url=spec.base_url, api_key=api_key_from_env(), **shared)
 
-    def identity(self) -> dict[str, Any]:
-        # the server's address without credentials: it is stored in manifests and cache keys
-        return {**super().identity(), "base_url": redaction.redact_url(self.base_url) if self.base_url else None}
+    def endpoint_identity(self) -> dict[str, Any]:
+        # the server's address without credentials: it is stored in manifests, not in cache keys
+        return {"base_url": redaction.redact_url(self.base_url) if self.base_url else None}
 
     def context_tokens(self) -> int | None:
         """The endpoint model's context: -M n_ctx=, else the largest common one (prompts are estimated)."""
@@ -150,9 +151,17 @@ class OpenAICompatibleModel(ChatModel):
         return match_label_logprobs(labels, candidates), reply
 
     async def _create(self, request: dict[str, Any]) -> Any:
-        """One chat-completions request, with errors sorted into transient and permanent."""
+        """One chat-completions request, with errors sorted into transient and permanent.
+
+        The body is built here to the API's shape already, so it is sent with the SDK's `post` (its documented way to
+        send a request as it is): `chat.completions.create` would walk it again against its parameter types, which
+        costs more client time per call than the rest of our model layer together (benchmarks/performance.py).
+        """
+        import openai  # on the first request: a run answered from the cache never pays for importing the SDK
+        from openai.types.chat import ChatCompletion
+
         try:
-            return await self._client_for_loop().chat.completions.create(**request)
+            return await self._client_for_loop().post("/chat/completions", cast_to=ChatCompletion, body=request)
         except openai.APIStatusError as error:
             status = error.status_code
             raise BackendError(
@@ -167,6 +176,8 @@ class OpenAICompatibleModel(ChatModel):
     def _client_for_loop(self) -> openai.AsyncOpenAI:
         """The SDK client of the running event loop: its connections belong to one loop, and the synchronous
         API runs each call on a loop of its own."""
+        import openai
+
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             # The SDK's own retries are off: ours count every retry in the ledger and honour Retry-After.

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from pydantic import BaseModel
-
 from ragfacts.models._types import Completion, Failure, FailureKind, Message, RawReply, Request
-from ragfacts.models.structured import describe_error, parse_reply
+from ragfacts.models.structured import ReplySchema, describe_error, parse_reply
 from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.usage import Usage
 
@@ -31,7 +29,7 @@ def with_schema_text(messages: list[Message], schema_text: str) -> list[Message]
 
 
 async def reasked(
-    send: Sender, request: Request, schema: type[BaseModel] | None, *, reasks: int, lang: str, base: Completion
+    send: Sender, request: Request, schema: ReplySchema | None, *, reasks: int, lang: str, base: Completion
 ) -> Completion:
     """The completion of `request`: its reply parsed into `schema` (none: the text as it is), asked again at most
     `reasks` times while the reply does not validate; the last problem is the failure when none does."""

@@ -5,20 +5,45 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-@lru_cache(maxsize=1024)
-def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
-    """Return the JSON schema of a pydantic model, with refs inlined for servers that lack $ref.
+@dataclass(frozen=True)
+class Shaped:
+    """A reply schema made for one call: the pydantic model that validates the reply, the JSON schema the model is
+    sent (which may say more than the model class does: FaaF titles each verdict field with its fact), and the
+    context its validators read. A class per call would cost more than the call's other work on a cache hit."""
+
+    model: type[BaseModel]
+    json_schema: dict[str, Any]
+    context: dict[str, Any] | None = None
+
+
+ReplySchema: TypeAlias = "type[BaseModel] | Shaped"
+
+
+def schema_name(schema: ReplySchema) -> str:
+    """The schema's name, as a request names its response format or tool."""
+    return schema.model.__name__ if isinstance(schema, Shaped) else schema.__name__
+
+
+def json_schema_of(schema: ReplySchema) -> dict[str, Any]:
+    """Return the JSON schema of a reply schema, with refs inlined for servers that lack $ref.
 
     Cached per model class (a hot path: every request, cache hits included); callers must not mutate it.
     """
+    return schema.json_schema if isinstance(schema, Shaped) else _class_schema(schema)
+
+
+@lru_cache(maxsize=1024)
+def _class_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return _inline_refs(schema.model_json_schema())
 
 
@@ -88,7 +113,27 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Return a copy that satisfies OpenAI strict mode: closed objects, every property required."""
+    """Return a copy that satisfies OpenAI strict mode: closed objects, every property required.
+
+    Memoised per schema object (a stage sends the same cached schema on every call) for the last few schemas: a
+    schema made per call (FaaF's) is only ever seen once. Callers must not mutate it.
+    """
+    known = _STRICT.get(id(schema))
+    if known is not None and known[0] is schema:
+        _STRICT.move_to_end(id(schema))
+        return known[1]
+    strict = _closed(schema)
+    _STRICT[id(schema)] = (schema, strict)  # the schema is kept, so its id is not reused while it is known
+    if len(_STRICT) > _RECENT:
+        _STRICT.popitem(last=False)
+    return strict
+
+
+_RECENT = 64  # more than the schemas of every stage of every method in both languages
+_STRICT: OrderedDict[int, tuple[dict[str, Any], dict[str, Any]]] = OrderedDict()
+
+
+def _closed(schema: dict[str, Any]) -> dict[str, Any]:
 
     def close(node: Any) -> Any:
         if isinstance(node, dict):
@@ -108,7 +153,7 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 def extract_json(text: str) -> str:
     """Return the JSON part of a reply: a fenced block, else the outermost object or array."""
-    fenced = _FENCE.search(text)
+    fenced = _FENCE.search(text) if "```" in text else None
     if fenced:
         return fenced.group(1).strip()
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
@@ -119,8 +164,10 @@ def extract_json(text: str) -> str:
     return text[start : end + 1] if end > start else text[start:]
 
 
-def parse_reply(text: str, schema: type[BaseModel]) -> BaseModel:
+def parse_reply(text: str, schema: ReplySchema) -> BaseModel:
     """Validate a reply against the schema; raises ValidationError or ValueError."""
+    if isinstance(schema, Shaped):
+        return schema.model.model_validate_json(extract_json(text), context=schema.context)
     return schema.model_validate_json(extract_json(text))
 
 

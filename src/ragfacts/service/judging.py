@@ -94,13 +94,13 @@ async def evaluate_rows(
         check_applicable(plan, strict=False, every_judge=False)  # a request's judges may each judge some rows
     except ValueError as error:  # DatasetError
         raise RequestError(str(error).removeprefix("rows: ")) from error
-    with tempfile.TemporaryDirectory(prefix="ragfacts-serve-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="ragfacts-serve-") as scratch:  # read before it goes, with the request
         result = await evaluate_plan(RunDir(Path(scratch) / "run"), plan, model)
+        document = result.document()
     names = {m.spec: m.name for m in methods}
     outcomes = [(names[spec], Outcome.model_validate(line["outcome"])) for spec, line in _by_method(result)]
     usage = usage_of([outcome for _, outcome in outcomes])
-    document = result.document()
-    del document["run"], document["results_file"]  # a scratch directory, gone with the request
+    del document["run"], document["results_file"]
     report = document["report"]
     report["seconds"], report["usage"] = round(result.report.seconds, 3), usage.model_dump()
     return Evaluation(document, result.summaries, outcomes, usage)

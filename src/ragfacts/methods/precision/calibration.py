@@ -102,8 +102,6 @@ def fit_calibration(
     flagged: np.ndarray | None = None,
 ) -> Calibration:
     """Fit one map on raw probabilities and gold labels (1 = faithful); per language where the method has that."""
-    from ragfacts.methods.precision.head import fit_logistic
-
     z = logit(probability)
     y = np.asarray(gold, dtype=np.float64)
     flags = np.zeros(len(z)) if flagged is None else np.asarray(flagged, dtype=np.float64)
@@ -172,3 +170,39 @@ def reliability(probability: np.ndarray, gold: np.ndarray, bins: int = BINS) -> 
 def in_band(probability: float, band: tuple[float, float] | None) -> bool:
     """Whether a probability falls in the abstain band [low, high)."""
     return band is not None and band[0] <= probability < band[1] and not math.isnan(probability)
+
+
+def fit_logistic(
+    features: np.ndarray,
+    labels: np.ndarray,
+    penalty: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    intercept: bool = True,
+    iterations: int = 50,
+    tolerance: float = 1e-8,
+) -> tuple[np.ndarray, float]:
+    """L2-penalised logistic regression by Newton's method: (weights, bias).
+
+    `penalty` is the L2 strength per feature (0 leaves a feature free); the bias is never penalised, and is 0
+    without `intercept`.
+    Minimises sum_i w_i * logloss_i / sum_i w_i + 0.5 * sum_j penalty_j * beta_j^2.
+    """
+    n = features.shape[0]
+    weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    weight = weight / weight.sum()
+    design = np.hstack([features, np.ones((n, 1 if intercept else 0))])
+    reg = np.asarray(penalty, dtype=np.float64)
+    reg = np.append(reg, 0.0) if intercept else reg
+    beta = np.zeros(design.shape[1])
+    for _ in range(iterations):
+        z = design @ beta
+        p = 1.0 / (1.0 + np.exp(-z))
+        gradient = design.T @ (weight * (p - labels)) + reg * beta
+        curvature = weight * p * (1.0 - p)
+        hessian = (design * curvature[:, None]).T @ design + np.diag(reg) + 1e-10 * np.eye(len(beta))
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if float(np.abs(step).max()) < tolerance:
+            break
+    return (beta[:-1], float(beta[-1])) if intercept else (beta, 0.0)

@@ -24,8 +24,9 @@ from ragfacts.methods.precision.calibration import (
     Calibration,
     expected_calibration_error,
     fit_calibration,
+    fit_logistic,
 )
-from ragfacts.methods.precision.head import Head, fit_logistic
+from ragfacts.methods.precision.head import Head
 
 PENALTIES = (3000.0, 1000.0, 300.0, 100.0, 30.0, 10.0)
 EVIDENCE_PENALTY = 1e-3

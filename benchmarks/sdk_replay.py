@@ -1,0 +1,50 @@
+"""The bare `openai` client replaying recorded requests: the same calls at the same concurrency, and nothing else.
+
+What a command of ours is measured against (`benchmarks/performance.py`): the requests it sent, recorded by
+`latency_server.py --record`, sent again with `AsyncOpenAI.chat.completions.create` from a fresh process, all at
+once within `--concurrency` (no dependencies between them, so this is at least as fast as any client can be).
+
+    python benchmarks/sdk_replay.py URL REQUESTS.jsonl --concurrency 32
+
+Prints one JSON line: the calls made and the seconds spent sending them (the caller times the whole process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from openai import AsyncOpenAI
+
+
+async def replay(url: str, bodies: list[dict], concurrency: int) -> float:
+    client = AsyncOpenAI(base_url=url, api_key="sk-replay", max_retries=0, timeout=120)
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(body: dict) -> None:
+        async with slots:
+            await client.chat.completions.create(**body)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(body) for body in bodies))
+    seconds = time.perf_counter() - started
+    await client.close()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url")
+    parser.add_argument("requests", type=Path)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    bodies = [json.loads(line) for line in args.requests.read_text(encoding="utf-8").splitlines() if line.strip()]
+    seconds = asyncio.run(replay(args.url, bodies, args.concurrency))
+    print(json.dumps({"calls": len(bodies), "seconds": round(seconds, 3)}))
+
+
+if __name__ == "__main__":
+    main()
