@@ -70,6 +70,35 @@ def _commands(data: dict[str, Any]) -> str:
     return table(headers, rows) + note
 
 
+@results_table("embedded_throughput", "embedded_throughput.json")
+def _embedded_throughput(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            code(f"lface4rag:strategy={run['strategy']}"),
+            str(run["answers"]),
+            f"{run['answers_per_min_wall']:.1f}",
+            f"{run['answers_per_min_runner']:.1f}",
+            f"{run['calls_per_answer']:.1f}",
+            count(run["prompt_tokens_per_answer"]),
+            f"{run['model_s_per_answer']:.1f}",
+            str(run["failures"]),
+        ]
+        for run in data["runs"]
+    ]
+    headers = [
+        "verdict",
+        "answers",
+        "answers/min (process)",
+        "answers/min (runner)",
+        "calls/answer",
+        "prompt tokens/answer",
+        "model s/answer",
+        "failures",
+    ]
+    note = f"\n`{data['command']}`: {data['data']}; {data['cpu_count']} CPUs, {data['total_s']:.0f} s in all.\n"
+    return table(headers, rows) + note
+
+
 @results_table("performance.costs", "performance.json")
 def _performance_costs(data: dict[str, Any]) -> str:
     overhead, cached = data["overhead"], data["cached"]
