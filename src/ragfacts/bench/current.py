@@ -19,11 +19,6 @@ from ragfacts.methods.base import Method, Outcome
 from ragfacts.models import ChatModel
 
 
-def current_outcomes(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> CurrentResults:
-    """Each item with its current results lines by method (lines whose hashes match), in dataset order."""
-    return CurrentResults(run_dir, plan, model)
-
-
 class CurrentResults:
     """The plan's items, in the dataset's order, each with its current results lines by method (made from the same
     inputs and configuration). Iterable any number of times; a line's outcome comes from the index, its other fields
@@ -78,13 +73,13 @@ class StoredLine(Mapping[str, Any]):
 def summarise(run_dir: RunDir, plan: RunPlan, model: ChatModel) -> list[MethodSummary]:
     """One summary per judge over the dataset's items, from the current results only."""
     judges = [m.resolved(model) for m in plan.methods if isinstance(m, Method)]
-    return summarise_judged(current_outcomes(run_dir, plan, model), judges)
+    return summarise_judged(CurrentResults(run_dir, plan, model), judges)
 
 
 def summarise_judged(
     judged: Iterable[tuple[Item, dict[str, dict[str, Any]]]], methods: list[Method]
 ) -> list[MethodSummary]:
-    """One summary per method from each item's current lines (`current_outcomes`): its judged outcomes over the
+    """One summary per method from each item's current lines (`CurrentResults`): its judged outcomes over the
     items it can judge (those it cannot are in no denominator)."""
     outcomes: dict[str, list[Outcome]] = {m.spec: [] for m in methods}
     applicable = dict.fromkeys(outcomes, 0)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragfacts.bench.current import CurrentResults, current_outcomes, summarise_judged
+from ragfacts.bench.current import CurrentResults, summarise_judged
 from ragfacts.bench.gates import GateResult, check_gates
 from ragfacts.bench.progress import RunProgress
 from ragfacts.bench.rundir import RunDir
@@ -101,7 +101,7 @@ async def evaluate_plan(
 
 def read_result(run_dir: RunDir, plan: RunPlan, model: ChatModel, report: RunReport | None = None) -> RunResult:
     """The current results of `plan` in `run_dir`, with the report of the run that made them."""
-    judged = current_outcomes(run_dir, plan, model)
+    judged = CurrentResults(run_dir, plan, model)
     judges = [m.resolved(model) for m in plan.methods if isinstance(m, Method)]
     summaries = summarise_judged(judged, judges)  # from the lines read, once
     return RunResult(run_dir, plan, report or RunReport(), judged, summaries)

@@ -146,7 +146,7 @@ class VerdictRow:
 
 
 def verdict_rows(outcomes: Iterable[tuple[Item, dict[str, Any]]], kinds: dict[str, Kind]) -> Iterator[VerdictRow]:
-    """Rows in input order from each item's current results lines by method (`current.current_outcomes`)."""
+    """Rows in input order from each item's current results lines by method (`current.CurrentResults`)."""
     for position, (item, lines) in enumerate(outcomes, start=1):
         results = [
             StoredResult(method, kinds[method], Outcome.model_validate(line["outcome"]), line)

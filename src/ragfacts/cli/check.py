@@ -105,10 +105,11 @@ def _after(result: RunResult, csv_out: Path | None) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for _, lines in result.judged:
         for method, line in lines.items():
-            for code in view_of(method, line["result"], Outcome.model_validate(line["outcome"])).error_types:
+            stored = line["result"]  # read from the run directory: once
+            for code in view_of(method, stored, Outcome.model_validate(line["outcome"])).error_types:
                 counts[code] = counts.get(code, 0) + 1
             if csv_out is not None:
-                results.append(CheckResult.model_validate(line["result"]))
+                results.append(CheckResult.model_validate(stored))
     if counts:
         err.print("error types found: " + ", ".join(f"{n} × {named(code)}" for code, n in sorted(counts.items())))
     if csv_out is not None:

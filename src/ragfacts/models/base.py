@@ -65,7 +65,6 @@ class ChatModel(Transport, ABC):
     ) -> None:
         self.model_id = model_id
         self.options = options_as(self.Options, options, self.backend)
-        self.cache = cache
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.health = EndpointHealth()
         self.label_scores: bool | None = None  # known once probed (or by the backend's nature)
