@@ -2,10 +2,11 @@
 
 For the performance benchmarks: it plays a hosted model whose every call takes `--latency-ms`, and is itself
 cheap (an ASGI app on uvicorn, replies generated once per schema), so the time a client takes beyond the
-latency is the client's. It answers what ragfacts asks: a valid instance of the request's JSON schema (in
-response_format or a forced tool call), with `--items` entries in lists that allow it (answers decompose into
-that many segments) and list entries numbered 1..n where a schema numbers them; first-token log-probabilities
-for label-scoring requests; plain text otherwise. Usage is counted from the request's characters (4 per token).
+latency is the client's. It answers what ragfacts and its peers ask: a valid instance of the request's JSON schema
+(in response_format, a forced tool call, or written into the prompt as RAGAS writes it), with `--items` entries in
+lists that allow it (answers decompose into that many segments) and list entries numbered 1..n where a schema
+numbers them; first-token log-probabilities for label-scoring requests; plain text otherwise. Usage is counted
+from the request's characters (4 per token). `GET /v1/stats` says what it has served.
 
     python benchmarks/latency_server.py --port 8765 --latency-ms 200 [--items 2]
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import socket
 import subprocess
@@ -27,23 +29,32 @@ from typing import Any
 _REPLIES: dict[str, str] = {}
 
 
-def instance(schema: dict[str, Any], items: int, index: int = 0) -> Any:
-    """A value valid under `schema`: first enum values, "x" strings, lists of `items` entries (within bounds)."""
+def instance(schema: dict[str, Any], items: int, index: int = 0, defs: dict[str, Any] | None = None) -> Any:
+    """A value valid under `schema`: first enum values, "x" strings, lists of `items` entries (within bounds).
+
+    `$ref`s to the schema's own `$defs` (pydantic's layout for nested models) are followed."""
+    defs = schema.get("$defs", defs) or {}
+    if "$ref" in schema:
+        return instance(defs[schema["$ref"].rsplit("/", 1)[-1]], items, index, defs)
     if "enum" in schema:
         return schema["enum"][0]
     if "const" in schema:
         return schema["const"]
     if "anyOf" in schema:
-        return instance(schema["anyOf"][0], items, index)
+        return instance(schema["anyOf"][0], items, index, defs)
+    if "allOf" in schema:
+        return instance(schema["allOf"][0], items, index, defs)
     kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = kind[0]
     if kind == "object":
         return {
-            key: (index + 1 if key == "segment" else instance(value, items, index))
+            key: (index + 1 if key == "segment" else instance(value, items, index, defs))
             for key, value in schema.get("properties", {}).items()
         }
     if kind == "array":
         count = min(max(schema.get("minItems", 0), items), schema.get("maxItems", items))
-        return [instance(schema.get("items", {}), items, n) for n in range(max(count, 1))]
+        return [instance(schema.get("items", {}), items, n, defs) for n in range(max(count, 1))]
     if kind == "integer":
         return max(schema.get("minimum", 0), 0)
     if kind == "number":
@@ -55,12 +66,23 @@ def instance(schema: dict[str, Any], items: int, index: int = 0) -> Any:
     return f"x{index}"
 
 
+# A schema written into the prompt, as RAGAS's prompts end ("... as specified in JSON Schema:\n{...}").
+PROMPT_SCHEMA = "as specified in JSON Schema:"
+
+
 def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         return fmt["json_schema"]["schema"]
     if body.get("tools"):
         return body["tools"][0]["function"]["parameters"]
+    text = str((body.get("messages") or [{}])[-1].get("content", ""))
+    at = text.rfind(PROMPT_SCHEMA)
+    if at >= 0:
+        with contextlib.suppress(ValueError):
+            found, _ = json.JSONDecoder().raw_decode(text[at + len(PROMPT_SCHEMA) :].lstrip())
+            if isinstance(found, dict):
+                return found
     return None
 
 
@@ -104,11 +126,23 @@ def completion(body: dict[str, Any], items: int) -> dict[str, Any]:
 
 
 def app(latency_s: float, items: int, record: Path | None = None) -> Any:
-    """The ASGI application; with `record`, every request's body is appended to that file (one JSON line each)."""
+    """The ASGI application; with `record`, every request's body is appended to that file (one JSON line each).
+
+    `GET …/stats` answers what it has served: calls, prompt and completion tokens, and the most requests it held at
+    once (so a client's real concurrency is seen, whatever its setting says)."""
     log = record.open("ab", buffering=0) if record is not None else None
+    stats = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "in_flight": 0, "peak_in_flight": 0}
+
+    async def reply(send: Any, data: bytes) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": data})
 
     async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            return
+        if scope["method"] == "GET" and scope["path"].endswith("/stats"):
+            await reply(send, json.dumps(stats).encode())
             return
         chunks = []
         while True:
@@ -120,12 +154,16 @@ def app(latency_s: float, items: int, record: Path | None = None) -> Any:
         if log is not None:
             log.write(raw.replace(b"\n", b" ") + b"\n")
         body = json.loads(raw)
+        stats["in_flight"] += 1
+        stats["peak_in_flight"] = max(stats["peak_in_flight"], stats["in_flight"])
         if latency_s:
             await asyncio.sleep(latency_s)
-        data = json.dumps(completion(body, items)).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": data})
+        stats["in_flight"] -= 1
+        answer = completion(body, items)
+        stats["calls"] += 1
+        stats["prompt_tokens"] += answer["usage"]["prompt_tokens"]
+        stats["completion_tokens"] += answer["usage"]["completion_tokens"]
+        await reply(send, json.dumps(answer).encode())
 
     return asgi
 

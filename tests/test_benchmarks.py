@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
-from benchmarks import faaf_chunk_size, precision_small_model, recall_local
+import httpx
+from benchmarks import faaf_chunk_size, latency_server, peers_speed, performance, precision_small_model, recall_local
+from pydantic import BaseModel
 
 from tests.conftest import TEST_KEY
 from tests.scripted_server import Reply
@@ -54,3 +57,41 @@ async def test_the_precision_benchmark_scores_methods_against_gold_labels(script
     labels = [json.loads(line)["label"] for line in PROBE.read_text(encoding="utf-8").splitlines()[:4]]
     assert summary["items"] == 4 and summary["faithful_passed"] == labels.count("consistent")
     assert summary["flawed_caught"] == 0 and summary["balanced_accuracy"] == 0.5
+
+
+def test_the_latency_server_answers_a_schema_written_into_the_prompt_as_ragas_writes_it():
+    class Verdict(BaseModel):
+        statement: str
+        verdict: int
+
+    class Verdicts(BaseModel):  # a nested model: pydantic writes it with $defs and $ref
+        statements: list[Verdict]
+
+    prompt = (
+        "Judge each statement.\nPlease return the output in a JSON format that complies with the following schema "
+        f"as specified in JSON Schema:\n{json.dumps(Verdicts.model_json_schema())}Do not use single quotes."
+    )
+    reply = latency_server.completion({"messages": [{"role": "user", "content": prompt}]}, items=2)
+    assert len(Verdicts.model_validate_json(reply["choices"][0]["message"]["content"]).statements) == 2
+    plain = latency_server.completion({"messages": [{"role": "user", "content": "Say hello."}]}, items=2)
+    assert plain["choices"][0]["message"]["content"] == "ok"
+
+
+async def test_the_latency_server_counts_calls_and_the_most_requests_it_held_at_once():
+    transport = httpx.ASGITransport(app=latency_server.app(0.05, 2))
+    async with httpx.AsyncClient(transport=transport, base_url="http://server/v1") as client:
+        body = {"messages": [{"role": "user", "content": "x" * 40}]}
+        await asyncio.gather(*(client.post("/chat/completions", json=body) for _ in range(3)))
+        stats = (await client.get("/stats")).json()
+    assert stats["calls"] == 3 and stats["peak_in_flight"] == 3 and stats["in_flight"] == 0
+    assert stats["prompt_tokens"] == 3 * 11  # 40 characters: 4 a token, plus one
+
+
+def test_the_peers_speed_benchmark_measures_a_system_in_a_fresh_process_against_a_fresh_server(tmp_path):
+    data = tmp_path / "answers.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in performance.rows(2)), encoding="utf-8")
+    found = peers_speed.measure("ragfacts holistic", data, 2, 2, 0.01, 1, tmp_path)
+    assert found["calls_per_answer"] == 1 and found["unscored"] == 0 and found["peak_in_flight"] <= 2
+    assert found["bound_s"] == 0.01 and 0 < found["share_of_bound_wall"] < found["share_of_bound_eval"]
+    report = {"answers": 2, "concurrency": 2, "latency_ms": 10, "repeats": 1, "command": "x", "systems": [found]}
+    assert "| ragfacts holistic | 1 |" in peers_speed.markdown(report)

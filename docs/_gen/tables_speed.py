@@ -146,6 +146,42 @@ def _performance_methods(data: dict[str, Any]) -> str:
     return table(["method", "calls/answer", "prompt tokens", "completion tokens"], rows)
 
 
+@results_table("performance.peers", "peers_speed.json")
+def _performance_peers(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            cell(run["system"]),
+            f"{run['calls_per_answer']:g}",
+            f"{count(run['prompt_tokens_per_answer'])} + {count(run['completion_tokens_per_answer'])}",
+            str(run["peak_in_flight"]),
+            f"{run['unscored']}/{run['answers']}",
+            f"{run['bound_s']:.1f}",
+            f"{run['wall_s']:.1f} ({pct(run['share_of_bound_wall'], 0)}%)",
+            f"{run['eval_s']:.1f} ({pct(run['share_of_bound_eval'], 0)}%)",
+            f"{run['cpu_s']:.1f}",
+        ]
+        for run in data["systems"]
+    ]
+    versions = ", ".join(f"{name} {version}" for name, version in data["versions"].items())
+    note = (
+        f"\n{data['answers']} answers, {data['concurrency']} in flight, {data['latency_ms']:.0f} ms per call, "
+        f"{data['cpus']} CPUs, medians of {data['repeats']} runs; {versions}. Seconds, with the share of the bound "
+        "in brackets.\n"
+    )
+    headers = [
+        "system",
+        "calls / answer",
+        "tokens / answer (prompt + completion)",
+        "most calls in flight",
+        "answers without a score",
+        "bound s",
+        "process wall s",
+        "evaluation s",
+        "CPU s",
+    ]
+    return table(headers, rows) + note
+
+
 @results_table("prefix_cacheable", "prefix_cacheable.json")
 def _prefix_cacheable(data: dict[str, Any]) -> str:
     shares = data["cacheable_share"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,40 @@ def test_items_in_memory_keep_their_fields(tmp_path):
     dataset = Dataset.from_rows([Item(answer="a", reference="r", label="inconsistent", meta={"k": "v"})])
     (item,) = dataset.items()
     assert item.label == "inconsistent" and item.meta == {"k": "v"} and item.id
+
+
+def _counting(rows: list[dict]) -> tuple[list[int], Callable[[], Iterator[tuple[str, dict]]]]:
+    reads = [0]
+
+    def read():
+        reads[0] += 1
+        return ((f"row {n}", dict(row)) for n, row in enumerate(rows, start=1))
+
+    return reads, read
+
+
+def test_items_are_read_once_and_kept_so_later_passes_parse_nothing():
+    reads, read = _counting([{"answer": "A.", "reference": "R."}, {"answer": "B.", "reference": "R."}])
+    dataset = Dataset("rows", read)  # the first full read validates and keeps the items
+    passes = [[item.id for item in dataset.items()] for _ in range(3)]
+    assert reads[0] == 2  # the scan of the columns, then the one read of the items
+    assert passes[0] == passes[1] == passes[2] and len(passes[0]) == 2
+
+
+def test_a_dataset_that_does_not_keep_its_items_reads_them_on_every_pass():
+    reads, read = _counting([{"answer": "A.", "reference": "R."}, {"answer": "B.", "reference": "R."}])
+    dataset = Dataset("rows", read, keep=False)
+    next(dataset.items())
+    assert [item.answer for item in dataset.items()] == ["A.", "B."]
+    assert reads[0] == 4  # the scan, the count, the pass stopped early, the full pass
+
+
+def test_a_file_larger_than_the_limit_is_streamed_on_every_pass(tmp_path, monkeypatch):
+    import ragfacts.datasets.dataset as module
+
+    path = write_jsonl(tmp_path / "d.jsonl", {"answer": "A.", "reference": "R."})
+    assert [i.answer for i in Dataset.open(path).items()] == ["A."]
+    monkeypatch.setattr(module, "KEEP_BYTES", 10)
+    dataset = Dataset.open(path)
+    write_jsonl(path, {"answer": "B.", "reference": "R."})  # read again on the next pass: nothing was kept
+    assert [i.answer for i in dataset.items()] == ["B."]

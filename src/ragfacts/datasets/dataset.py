@@ -1,5 +1,9 @@
 """A dataset: rows read through one layout into items, validated in full before anything runs, then streamed.
 
+A run reads its items several times (planning, judging, reading the results back, the summaries and tables). A
+file of up to `KEEP_BYTES` keeps its items in memory after the first full read, so the later passes do not parse
+it again; a larger file is read from disk on every pass, so memory stays flat however large the data.
+
 Every command that reads many rows opens its data here, so `check`, `recall`, `evaluate` and `bench` read
 the same files the same way and give the same row the same id. A row without an id gets one from its
 content (a hash of question, answer, reference, ground truth and facts), never from its position, so
@@ -19,6 +23,7 @@ from ragfacts.datasets.reader import DatasetError, Row, check_readable, read_row
 from ragfacts.items import Item
 
 CONTENT_ID_LENGTH = 12
+KEEP_BYTES = 32 * 1024 * 1024  # a file at most this large keeps its items in memory once read
 
 
 class Dataset:
@@ -32,6 +37,7 @@ class Dataset:
         mapping: dict[str, str] | None = None,
         path: Path | None = None,
         sha256: str | None = None,
+        keep: bool = True,
     ) -> None:
         self.name = name
         self.path = path
@@ -40,6 +46,8 @@ class Dataset:
         self.selection: dict[str, Any] | None = None  # how a subset was chosen (e.g. a stratified sample)
         self._only: set[str] | None = None
         self._rows = rows
+        self._keep = keep
+        self._kept: list[Item] | None = None
         self.plan: ColumnPlan | None = None
         self.columns: list[str] = []  # every column of the file, in first-seen order
         self.rows = 0
@@ -54,7 +62,8 @@ class Dataset:
         """Read and validate a .jsonl, .json or .csv file; raises DatasetError naming the file and row."""
         path = Path(path)
         sha256 = check_readable(path)
-        return cls(str(path), lambda: read_rows(path), mapping=mapping, path=path, sha256=sha256)
+        keep = path.stat().st_size <= KEEP_BYTES
+        return cls(str(path), lambda: read_rows(path), mapping=mapping, path=path, sha256=sha256, keep=keep)
 
     @classmethod
     def from_rows(cls, rows: Iterable[dict[str, Any] | Item], mapping: dict[str, str] | None = None) -> Dataset:
@@ -64,8 +73,11 @@ class Dataset:
 
     def select(self, ids: set[str], how: dict[str, Any]) -> Dataset:
         """The same dataset restricted to the items with these ids; `how` says how they were chosen."""
-        subset = Dataset(self.name, self._rows, mapping=self.mapping, path=self.path, sha256=self.sha256)
+        subset = Dataset(
+            self.name, self._rows, mapping=self.mapping, path=self.path, sha256=self.sha256, keep=self._keep
+        )
         subset._only, subset.selection = set(ids), how
+        subset._kept = None if self._kept is None else [item for item in self._kept if item.id in subset._only]
         subset._count()
         return subset
 
@@ -76,6 +88,17 @@ class Dataset:
 
     def items(self) -> Iterator[Item]:
         """Yield the items in file order; the same items, with the same ids, every time."""
+        if self._kept is not None:
+            yield from self._kept
+            return
+        kept: list[Item] | None = [] if self._keep else None
+        for item in self._read():
+            if kept is not None:
+                kept.append(item)
+            yield item
+        self._kept = kept  # only once the whole data was read
+
+    def _read(self) -> Iterator[Item]:
         assert self.plan is not None
         plan = self.plan
         seen: dict[str, int] = {}
