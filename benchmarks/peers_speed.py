@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from latency_server import start
 
 KEY = "sk-benchmark"
+RUN_TIMEOUT_S = 900
 PEER_MODEL = "gpt-4o-mini"  # a name DeepEval knows to support structured outputs; the server ignores it
 # name: (how it runs, method, longest chain of dependent calls per answer)
 SYSTEMS: dict[str, tuple[str, str, int]] = {
@@ -109,8 +110,8 @@ def child_deepeval(url: str, data: list[dict[str, Any]], concurrency: int) -> Ca
 
 
 def child(system: str, url: str, data_path: Path, concurrency: int) -> None:
-    """Run one peer in this (fresh) process; print its evaluation time (imports and set-up excluded, as ragfacts'
-    report excludes them) and its scores as one JSON line."""
+    """Run one peer in this (fresh) process; print its evaluation time (imports and set-up excluded; ragfacts'
+    report includes importing the `openai` SDK, which it does at the first call) and its scores as one JSON line."""
     data = [json.loads(line) for line in data_path.read_text().splitlines()]
     run = {"ragas": child_ragas, "deepeval": child_deepeval}[system](url, data, concurrency)
     started = time.perf_counter()
@@ -142,7 +143,8 @@ def run_once(name: str, data: Path, concurrency: int, latency: float, scratch: P
     try:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=out if kind != "ragfacts" else None)
+        cwd = out if kind != "ragfacts" else None  # DeepEval writes a .deepeval folder where it runs
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=RUN_TIMEOUT_S)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         stats = httpx.get(url + "/stats", timeout=10).json()

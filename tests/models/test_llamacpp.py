@@ -232,6 +232,24 @@ async def test_a_local_call_past_the_timeout_stops_counts_what_it_spent_and_free
 
 
 @needs_model
+async def test_calls_queued_for_the_local_model_each_get_their_own_timeout():
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=4000, n_ctx=4096, timeout_s=0.5, reasks=0))
+    try:
+        assert (await model.score_labels([Message(role="user", content="Is Paris in France?")], ["Yes", "No"])).ok
+        essays = [model.complete([Message(role="user", content=f"Write about Paris ({n}).")], Essay) for n in (1, 2)]
+        question = model.score_labels([Message(role="user", content="Is Rome in Italy?")], ["Yes", "No"])
+        *long, short = await asyncio.gather(*essays, question)
+        # Each essay ran out of its own half second of generation; none timed out while the other held the model,
+        # and the short call behind both (a second or more of waiting) was answered.
+        assert all("tokens generated" in c.failure.message for c in long if c.failure), [c.failure for c in long]
+        assert short.ok
+    finally:
+        await model.aclose()
+
+
+@needs_model
 async def test_a_local_generation_stops_when_its_caller_goes_away():
     import time
 

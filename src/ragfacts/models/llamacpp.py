@@ -144,7 +144,7 @@ class LlamaCppModel(ChatModel):
 
     async def _send(self, request: Request) -> RawReply:
         """Generate in a worker thread, within --timeout; a caller that goes away stops the generation."""
-        guard = CallGuard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        guard = CallGuard(self.options.timeout_s)
         loop = asyncio.get_running_loop()
         guard.abandoned = lambda usage: count_later(loop, self.ledger, usage)
         try:
@@ -202,9 +202,9 @@ class LlamaCppModel(ChatModel):
 
     @contextlib.contextmanager
     def _guarded(self, guard: CallGuard) -> Iterator[None]:
-        """Hold the model for one call, bounded by `guard`: its lock (waited for until the deadline at most) and
-        the abort callback's view of the call. Loading the weights (the first call's) does not count against the
-        call's --timeout: it is the model's start, not the call's work."""
+        """Hold the model for one call, bounded by `guard`: its lock (the call's --timeout runs from when it is
+        held) and the abort callback's view of the call. Loading the weights (the first call's) does not count
+        against the call's --timeout either: it is the model's start, not the call's work."""
         with guard.holding(self._lock):
             if self._llama is None:
                 loading = time.monotonic()
@@ -248,7 +248,7 @@ class LlamaCppModel(ChatModel):
     ) -> tuple[dict[str, float | None], RawReply]:
         import numpy as np
 
-        guard = CallGuard(time.monotonic() + self.options.timeout_s, self.options.timeout_s)
+        guard = CallGuard(self.options.timeout_s)
         with self._guarded(guard):
             llama = self._load()
             started = time.perf_counter()
