@@ -28,6 +28,7 @@ class Transport:
     base_url: str | None
     model_id: str
     options: ModelOptions
+    serves_one_at_a_time: bool
     _limiter: EndpointLimiter | None = None
     _slots: PrioritySlots | None = None
     _slots_loop: asyncio.AbstractEventLoop | None = None
@@ -97,10 +98,12 @@ class Transport:
         return estimated_tokens([m.content for m in messages], schema, completion_tokens or 0)
 
     def _concurrency_slots(self) -> PrioritySlots:
-        # One set of slots per event loop: a CLI may run several loops over one model's lifetime.
+        # One set of slots per event loop: a CLI may run several loops over one model's lifetime. A model that
+        # serves one call at a time (in-process) gets one slot: its calls queue here, in order, not on its lock.
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots_loop is not loop:
-            self._slots, self._slots_loop = PrioritySlots(self.options.concurrency), loop
+            size = 1 if self.serves_one_at_a_time else self.options.concurrency
+            self._slots, self._slots_loop = PrioritySlots(size), loop
         return self._slots
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
