@@ -182,6 +182,74 @@ def _performance_peers(data: dict[str, Any]) -> str:
     return table(headers, rows) + note
 
 
+@results_table("prefix_reuse", "prefix_reuse.json")
+def _prefix_reuse(data: dict[str, Any]) -> str:
+    timed = data["timed"]
+    rows = [
+        [
+            "on" if run["reuse_prefix"] else "off",
+            str(run["calls"]),
+            f"{count(run['prompt_tokens'])} / {count(run['evaluated_prompt_tokens'])}",
+            f"{run['prompt_eval_s']:.0f}",
+            f"{count(run['completion_tokens'])} in {run['generation_eval_s']:.0f} s",
+            f"{run['wall_s']:.0f}",
+            str(run["failures"]),
+        ]
+        for run in timed["runs"]
+    ]
+    compared = timed["comparison"]
+    same = "yes" if compared["same_segments_and_verdicts_in_every_run"] else "no"
+    note = (
+        f"\n`{cell(data['item'])}`, `{cell(data['method'])}`, the embedded model in-process. Prompt evaluation "
+        f"{compared['prompt_eval_speedup']:.2f}× faster with reuse, the whole answer {compared['total_speedup']:.2f}× "
+        f"(same segments and verdicts in every run: {same}).\n"
+    )
+    headers = [
+        "KV prefix reuse",
+        "calls",
+        "prompt tokens / evaluated",
+        "prompt evaluation s",
+        "generated tokens",
+        "wall s",
+        "failed calls",
+    ]
+    return table(headers, rows) + note
+
+
+@results_table("server_vs_inprocess", "server_vs_inprocess.json")
+def _server_vs_inprocess(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            name,
+            str(run["answers"]),
+            f"{run['wall_s']:.0f}",
+            f"{60 * run['answers_per_s']:.2f}",
+            f"{60 * run['answers_per_s_without_load']:.2f}" if "answers_per_s_without_load" in run else "-",
+            str(run["calls"]),
+            f"{count(run['prompt_tokens'])} + {count(run['completion_tokens'])}",
+            str(run["failures"]),
+        ]
+        for name, run in data["runs"].items()
+    ]
+    agreement = "; ".join(f"{pair}: {same}" for pair, same in data["label_agreement"].items())
+    note = (
+        f"\n`{cell(data['method'])}`, {data['threads']} threads, context {count(data['n_ctx'])}. The server took "
+        f"{data['server_startup_s']:.1f} s to start (apart from its runs); in-process, loading the weights takes "
+        f"{data['in_process_load_s']:.1f} s inside each run. Same labels: {cell(agreement)}.\n"
+    )
+    headers = [
+        "run (cN: --concurrency N)",
+        "answers",
+        "wall s",
+        "answers/min",
+        "answers/min without loading",
+        "calls",
+        "tokens (prompt + completion)",
+        "failed calls",
+    ]
+    return table(headers, rows) + note
+
+
 @results_table("prefix_cacheable", "prefix_cacheable.json")
 def _prefix_cacheable(data: dict[str, Any]) -> str:
     shares = data["cacheable_share"]
