@@ -14,7 +14,7 @@ is given both with and without it.
 
 Needs the server extra of the installed llama-cpp-python (not a ragfacts dependency):
     pip install "llama-cpp-python[server]==$(python -c 'import llama_cpp; print(llama_cpp.__version__)')"
-    python benchmarks/server_vs_inprocess.py                        # 6 answers, holistic, ~30 min on 2 cores
+    python benchmarks/server_vs_inprocess.py                        # 6 answers, holistic, ~10 min on 2 cores
     python benchmarks/server_vs_inprocess.py --sample 1 --concurrency 1 -M max_tokens=8 -M reasks=0  # smoke test
 """
 
