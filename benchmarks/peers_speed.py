@@ -170,7 +170,9 @@ def run_once(name: str, data: Path, concurrency: int, latency: float, scratch: P
     }
 
 
-def measure(name: str, data: Path, answers: int, concurrency: int, latency: float, repeats: int, scratch: Path) -> dict:
+def measure(
+    name: str, data: Path, answers: int, concurrency: int, latency: float, repeats: int, scratch: Path
+) -> dict[str, Any]:
     runs = [run_once(name, data, concurrency, latency, scratch) for _ in range(repeats)]
     calls = median(r["calls"] for r in runs)
     chain = SYSTEMS[name][2]
