@@ -54,3 +54,21 @@ def test_a_failure_message_is_redacted_when_it_is_made():
     redaction.register(KEY)
     failure = Failure(kind=FailureKind.REQUEST, message=f"401: Incorrect API key provided: {KEY}", last_text=KEY)
     assert KEY not in failure.model_dump_json() and failure.message == "401: Incorrect API key provided: [redacted]"
+
+
+def test_a_scheme_in_any_case_has_its_token_blanked_and_a_text_without_one_is_left_as_it_is():
+    for scheme in ("bearer", "BEARER", "bEaReR", "Basic", "bASIC"):
+        assert redaction.redact(f"Authorization: {scheme} tok_12345678") == f"Authorization: {scheme} [redacted]"
+    plain = "the basic idea: a bearer of news (短句，无令牌)"
+    assert redaction.redact(plain) == plain
+
+
+def test_a_fragment_is_found_anywhere_in_a_long_text_and_in_any_secret_registered_since():
+    redaction.register(KEY)
+    filler = "回答与参考一致。The Nile flows north. " * 2_000
+    assert redaction.redact(f"{filler}echo: sk-proj-Abc1…{filler}") == f"{filler}echo: [redacted]…{filler}"
+    later = "gsk_9fJ2kLm4Np6Qr8St0Uv"
+    assert redaction.redact(f"x {later[3:14]} y") == f"x {later[3:14]} y"  # not a secret yet
+    redaction.register(later)
+    assert redaction.redact(f"x {later[3:14]} y") == "x [redacted] y"
+    assert redaction.redact(f"{later}/{KEY}") == "[redacted]/[redacted]"

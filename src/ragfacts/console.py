@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console, ConsoleDimensions
 from rich.table import Table
 
-from ragfacts import redaction
+from ragfacts import jsontext, redaction
 
 if TYPE_CHECKING:
     from ragfacts.models import UsageLedger
@@ -47,13 +47,13 @@ def print_json(data: Any, one_per_line: str | None = None) -> None:
     """Write one JSON document to stdout, indented; the list under `one_per_line` (a dataset's rows) goes last,
     one compact element per line: readable, and a thousand rows cost milliseconds rather than seconds."""
     if one_per_line is None or not isinstance(data, dict) or not isinstance(data.get(one_per_line), list):
-        sys.stdout.write(redaction.redact(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
+        sys.stdout.write(redaction.redact(jsontext.dumps_indented(data)) + "\n")
         sys.stdout.flush()
         return
     head = {key: value for key, value in data.items() if key != one_per_line}
-    parts = [json.dumps(head, ensure_ascii=False, indent=2)[:-2].rstrip()] if head else ["{"]
+    parts = [jsontext.dumps_indented(head)[:-2].rstrip()] if head else ["{"]
     opening = ",\n" if head else "\n"
-    rows = ",\n".join("    " + json.dumps(row, ensure_ascii=False) for row in data[one_per_line])
+    rows = ",\n".join("    " + jsontext.dumps(row) for row in data[one_per_line])
     parts.append(
         f"{opening}  {json.dumps(one_per_line)}: [\n{rows}\n  ]\n}}\n"
         if rows

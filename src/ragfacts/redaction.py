@@ -15,11 +15,14 @@ and the failure messages kept in results.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import re
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+import ahocorasick_rs
 
 REDACTED = "[redacted]"
 _MIN_SECRET = 4  # shorter "secrets" would redact ordinary words
@@ -34,16 +37,39 @@ _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>`]+")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
 _WORD = re.compile(r"[A-Za-z0-9_.~+/=-]{8,}")
 
+_AUTH_WORDS = ("bearer", "basic")  # the schemes _BEARER looks after, in every case (bEaRer), for the scan
+
+
+def _casings(word: str) -> list[str]:
+    return ["".join(letters) for letters in itertools.product(*((c.lower(), c.upper()) for c in word))]
+
+
+class _Scan(NamedTuple):
+    """One pass over a text finds every pattern that calls for a rewrite: a known secret in any of its forms, an
+    8-character run of a long secret, a scheme of _BEARER. Patterns `< forms` are forms, `< grams` runs; the rest
+    schemes. An Aho-Corasick automaton (ahocorasick_rs): its time does not grow with the number of patterns, where
+    a regular expression's alternation of a 50-character key's 43 runs scanned text at 20 MB/s."""
+
+    automaton: ahocorasick_rs.AhoCorasick
+    forms: int
+    grams: int
+
+    @classmethod
+    def of(cls, forms: list[str], grams: frozenset[str]) -> _Scan:
+        auth = [casing for word in _AUTH_WORDS for casing in _casings(word)]
+        return cls(ahocorasick_rs.AhoCorasick([*forms, *sorted(grams), *auth]), len(forms), len(forms) + len(grams))
+
+
 _lock = threading.Lock()
 _known: set[str] = set()
 _forms: list[str] = []  # every form of every known secret, longest first
 _grams: frozenset[str] = frozenset()  # every 8-character run of the long secrets
-_any_gram: re.Pattern[str] | None = None  # finds any of them: a text without one has no fragment to redact
+_scan = _Scan.of([], frozenset())
 
 
 def register(*values: str | None) -> None:
     """Remember secrets this process holds; too-short values are ignored (they would redact ordinary words)."""
-    global _forms, _grams, _any_gram
+    global _forms, _grams, _scan
     added = {v for v in values if v and len(v) >= _MIN_SECRET and v not in _known}
     if not added:
         return
@@ -55,15 +81,15 @@ def register(*values: str | None) -> None:
         _forms = sorted((f for f in forms if len(f) >= _MIN_SECRET), key=len, reverse=True)
         long = [s for s in _known if len(s) >= _LONG]
         _grams = frozenset(s[i : i + _FRAGMENT] for s in long for i in range(len(s) - _FRAGMENT + 1))
-        _any_gram = re.compile("|".join(map(re.escape, sorted(_grams)))) if _grams else None
+        _scan = _Scan.of(_forms, _grams)
 
 
 def reset() -> None:
     """Forget every registered secret (a process that changes its keys; tests)."""
-    global _forms, _grams, _any_gram
+    global _forms, _grams, _scan
     with _lock:
         _known.clear()
-        _forms, _grams, _any_gram = [], frozenset(), None
+        _forms, _grams, _scan = [], frozenset(), _Scan.of([], frozenset())
 
 
 def register_url(url: str | None) -> None:
@@ -108,17 +134,19 @@ def redact(text: str) -> str:
     """`text` with every known secret, URL credential, secret query value and bearer token replaced."""
     if not text:
         return text
-    for form in _forms:
-        if form in text:
-            text = text.replace(form, REDACTED)
-    if _any_gram is not None and _any_gram.search(text):  # one scan; the words are looked at only on a find
+    scan, forms = _scan, _forms  # one registration's state, whatever another thread registers meanwhile
+    found = {index for index, _, _ in scan.automaton.find_matches_as_indexes(text, overlapping=True)}
+    if any(index < scan.forms for index in found):
+        for form in forms:
+            if form in text:
+                text = text.replace(form, REDACTED)
+    if any(scan.forms <= index < scan.grams for index in found):  # the words are looked at only on a find
         text = _WORD.sub(lambda m: REDACTED if _is_fragment(m.group(0)) else m.group(0), text)
     if "://" in text:
         text = _URL.sub(lambda m: redact_url(m.group(0)) if _needs(m.group(0)) else m.group(0), text)
-    lowered = text.lower()  # one pass in C, where the case-blind pattern would scan the text for two words
-    if "bearer" not in lowered and "basic" not in lowered:
-        return text
-    return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    if any(index >= scan.grams for index in found):
+        text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return text
 
 
 def redact_data(value: Any) -> Any:

@@ -8,13 +8,12 @@ not a log of ours is never modified: it is refused with a message that says to g
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragfacts import redaction
+from ragfacts import jsontext, redaction
 from ragfacts.files import replacing
 
 
@@ -137,13 +136,13 @@ class JsonlLog:
 
 def json_line(line: dict[str, Any]) -> str:
     """One line as JSON text, secrets redacted; the characters some readers take for line breaks are escaped."""
-    text = redaction.redact(json.dumps(line, ensure_ascii=False))  # nothing secret reaches a run's files
+    text = redaction.redact(jsontext.dumps(line))  # nothing secret reaches a run's files
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
     try:
-        line = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        line = jsontext.loads(raw)
+    except (ValueError, UnicodeDecodeError):
         return None
     return line if isinstance(line, dict) else None

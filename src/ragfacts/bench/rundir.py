@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ragfacts import redaction
+from ragfacts import jsontext, redaction
 from ragfacts.bench.jsonl import JsonlLog, RunError
 from ragfacts.bench.manifest import Manifest
 from ragfacts.files import replace_text
@@ -31,7 +31,9 @@ from ragfacts.usage import Usage
 
 RESULTS_VERSION = 1
 _LINE_KEYS = ("v", "id", "method", "content_hash", "config_hash", "complete", "outcome")
-_ITEM_KEY = b', "item": '  # results lines keep the index's fields first, the item and result after
+# Results lines keep the index's fields first, the item and result after; lines are compact (`,"item":`), those of
+# earlier versions spaced (`, "item": `).
+_ITEM_KEYS = (b',"item":', b', "item": ')
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ class RunDir:
         with self.journal.open("rb") as source:
             for raw in source:
                 try:
-                    line = json.loads(raw)
+                    line = jsontext.loads(raw)
                     if invocation is not None and line.get("invocation") != invocation:
                         continue
                     stages.setdefault(str(line["stage"]), Usage()).add(Usage.model_validate(line["usage"]))
@@ -187,7 +189,7 @@ class RunDir:
 
             def append(stage: str, usage: Usage, invocation: str = invocation) -> None:
                 line = {"invocation": invocation, "stage": stage, "usage": usage.model_dump()}
-                data = memoryview((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+                data = memoryview((jsontext.dumps(line) + "\n").encode("utf-8"))
                 while data:
                     data = data[handle.write(data) :]
 
@@ -227,12 +229,12 @@ class RunDir:
 
     def _parse_head(self, raw: bytes, number: int) -> dict[str, Any]:
         """The fields before the item (id, method, hashes, outcome): what the index needs, without parsing the
-        result. The raw text `, "item": ` cannot occur inside a JSON string (its quotes would be escaped)."""
-        cut = raw.find(_ITEM_KEY)
+        result. The raw text `,"item":` cannot occur inside a JSON string (its quotes would be escaped)."""
+        cut = next((at for key in _ITEM_KEYS if (at := raw.find(key)) > 0), -1)
         if cut > 0:
             try:
-                head = json.loads(raw[:cut] + b"}")
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                head = jsontext.loads(raw[:cut] + b"}")
+            except (ValueError, UnicodeDecodeError):
                 head = None
             if isinstance(head, dict) and all(key in head for key in _LINE_KEYS) and head["v"] == RESULTS_VERSION:
                 return head

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
-from ragfacts import redaction
+from ragfacts import jsontext, redaction
 from ragfacts.hashing import canonical_json
 
 CACHE_KEY_VERSION = "ragfacts-cache-v2"  # v2: the model without its URL; schema and model as digests
@@ -83,7 +82,7 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT record FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return jsontext.loads(row[0]) if row else None
 
     def put(self, key: str, *, backend: str, model: str, stage: str, record: dict[str, Any]) -> None:
         self._db.execute(
