@@ -132,6 +132,24 @@ def _performance_memory(data: dict[str, Any]) -> str:
     return table(["answers", "peak RSS MB", "output MB", "seconds"], rows)
 
 
+@results_table("performance.redaction", "redaction_speed.json")
+def _performance_redaction(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            cell(row["key"]),
+            row["runs"],
+            f"{row['megabytes']:.1f}",
+            f"{row['automaton_s']:.3f} s ({row['automaton_mb_per_s']} MB/s)",
+            f"{row['regex_s']:.3f} s ({row['regex_mb_per_s']} MB/s)",
+            f"{row['speed_up']:.1f}×",
+        ]
+        for row in data["rows"]
+    ]
+    return table(
+        ["registered key", "8-character runs", "MB of lines", "one-pass scan", "regular expression", "faster"], rows
+    )
+
+
 @results_table("performance.methods", "performance.json")
 def _performance_methods(data: dict[str, Any]) -> str:
     rows = [

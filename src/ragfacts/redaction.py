@@ -57,7 +57,9 @@ class _Scan(NamedTuple):
     @classmethod
     def of(cls, forms: list[str], grams: frozenset[str]) -> _Scan:
         auth = [casing for word in _AUTH_WORDS for casing in _casings(word)]
-        return cls(ahocorasick_rs.AhoCorasick([*forms, *sorted(grams), *auth]), len(forms), len(forms) + len(grams))
+        patterns = [*forms, *sorted(grams), *auth]  # a few hundred at most: a DFA is small and the fastest to run
+        automaton = ahocorasick_rs.AhoCorasick(patterns, implementation=ahocorasick_rs.Implementation.DFA)
+        return cls(automaton, len(forms), len(forms) + len(grams))
 
 
 _lock = threading.Lock()
