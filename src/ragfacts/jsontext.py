@@ -20,12 +20,18 @@ _OPTIONS = orjson.OPT_NON_STR_KEYS
 
 def dumps(value: Any) -> str:
     """Compact JSON text."""
-    return orjson.dumps(value, option=_OPTIONS).decode("utf-8")
+    try:
+        return orjson.dumps(value, option=_OPTIONS).decode("utf-8")
+    except orjson.JSONEncodeError:  # what orjson does not write (an integer beyond 64 bits in a dataset's column)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def dumps_indented(value: Any) -> str:
     """JSON text indented by two spaces, for people to read."""
-    return orjson.dumps(value, option=_OPTIONS | orjson.OPT_INDENT_2).decode("utf-8")
+    try:
+        return orjson.dumps(value, option=_OPTIONS | orjson.OPT_INDENT_2).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def loads(text: bytes | str) -> Any:
