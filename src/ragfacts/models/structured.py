@@ -6,11 +6,14 @@ import copy
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T")
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
@@ -53,8 +56,12 @@ def reply_token_cap(schema: dict[str, Any]) -> int | None:
     Bounded: enums, constants, booleans, numbers, strings with maxLength, arrays with maxItems of bounded items,
     objects of bounded properties. A verdict-only schema needs a few dozen tokens, so a model that runs on past
     it is stopped there instead of at max_tokens. Generous on purpose (two tokens a character, plus room for
-    whitespace): the cap must never cut a valid reply.
+    whitespace): the cap must never cut a valid reply. Memoised per schema object, as `strict_schema` is.
     """
+    return _per_schema(_CAPS, schema, _token_cap)
+
+
+def _token_cap(schema: dict[str, Any]) -> int | None:
     chars = _max_chars(schema)
     return None if chars is None else 2 * chars + 32
 
@@ -118,19 +125,27 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     Memoised per schema object (a stage sends the same cached schema on every call) for the last few schemas: a
     schema made per call (FaaF's) is only ever seen once. Callers must not mutate it.
     """
-    known = _STRICT.get(id(schema))
-    if known is not None and known[0] is schema:
-        _STRICT.move_to_end(id(schema))
-        return known[1]
-    strict = _closed(schema)
-    _STRICT[id(schema)] = (schema, strict)  # the schema is kept, so its id is not reused while it is known
-    if len(_STRICT) > _RECENT:
-        _STRICT.popitem(last=False)
-    return strict
+    return _per_schema(_STRICT, schema, _closed)
+
+
+def _per_schema(
+    known: OrderedDict[int, tuple[dict[str, Any], T]], schema: dict[str, Any], make: Callable[[dict[str, Any]], T]
+) -> T:
+    """`make(schema)`, memoised per schema object for the last few schemas."""
+    found = known.get(id(schema))
+    if found is not None and found[0] is schema:
+        known.move_to_end(id(schema))
+        return found[1]
+    value = make(schema)
+    known[id(schema)] = (schema, value)  # the schema is kept, so its id is not reused while it is known
+    if len(known) > _RECENT:
+        known.popitem(last=False)
+    return value
 
 
 _RECENT = 64  # more than the schemas of every stage of every method in both languages
 _STRICT: OrderedDict[int, tuple[dict[str, Any], dict[str, Any]]] = OrderedDict()
+_CAPS: OrderedDict[int, tuple[dict[str, Any], int | None]] = OrderedDict()  # reply_token_cap, on every request
 
 
 def _closed(schema: dict[str, Any]) -> dict[str, Any]:
