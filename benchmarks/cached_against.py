@@ -2,9 +2,9 @@
 
 On a shared machine the speed of a whole run can vary by half from one hour to the next, so an absolute figure
 taken today is not comparable with one taken last week. This script runs both versions in turn, as a user runs
-them (fresh processes, `--json` into a file, byte-compiled sources), against one response cache filled beforehand:
-the ratio of the medians, of wall time and of CPU time, is what changed in ragfacts, whatever the machine did
-meanwhile.
+them (fresh processes, `--json`, byte-compiled sources, timed as `performance.py` times its commands), against one
+response cache filled beforehand: the ratio of the medians, of wall time and of CPU time, is what changed in
+ragfacts, whatever the machine did meanwhile.
 
     python benchmarks/cached_against.py REVISION [--pairs 9]   # about 2 minutes; writes results/cached_against.json
 """
@@ -15,11 +15,9 @@ import argparse
 import compileall
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -28,24 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from latency_server import start  # noqa: E402
-from performance import KEY, byte_compile, write_rows  # noqa: E402
+from performance import KEY, byte_compile, timed, write_rows  # noqa: E402
 
 ANSWERS = 1_000
 METHODS = ["--precision", "lface4rag:strategy=paper", "--recall", "faaf"]
-
-
-def timed(args: list[str], env: dict[str, str], scratch: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one run; its output goes to files, as `--json > FILE` would."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    with (scratch / "stdout").open("wb") as out, (scratch / "stderr").open("wb") as err:
-        code = subprocess.run(args, env=env, stdout=out, stderr=err, check=False).returncode
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if code != 0:
-        tail = (scratch / "stderr").read_text(encoding="utf-8", errors="replace")[-2000:]
-        raise SystemExit(f"{' '.join(args[:4])} … failed ({code}): {tail}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def measure(revision: str, pairs: int) -> dict[str, Any]:
@@ -66,14 +50,14 @@ def measure(revision: str, pairs: int) -> dict[str, Any]:
             try:
                 for version, env in envs.items():  # fill the cache (once per version, should their keys differ)
                     fill = [sys.executable, "-m", "ragfacts", *flags, str(data), *METHODS, "-o", str(scratch / version)]
-                    timed(fill, env, scratch)
+                    timed(fill, env)
                 for pair in range(pairs):
                     for version, env in envs.items():
                         out = scratch / f"{version}-{pair}"
                         args = [sys.executable, "-m", "ragfacts", *flags, str(data), *METHODS, "-o", str(out)]
-                        wall, used = timed(args, env, scratch)
-                        seconds[version].append(round(wall, 2))
-                        cpu[version].append(round(used, 2))
+                        done = timed(args, env)
+                        seconds[version].append(round(done["wall_s"], 2))
+                        cpu[version].append(round(done["cpu_s"], 2))
                     print(json.dumps({v: [s[-1], cpu[v][-1]] for v, s in seconds.items()}), flush=True)
             finally:
                 process.kill()

@@ -45,33 +45,41 @@ def _casings(word: str) -> list[str]:
 
 
 class _Scan(NamedTuple):
-    """One pass over a text finds every pattern that calls for a rewrite: a known secret in any of its forms, an
-    8-character run of a long secret, a scheme of _BEARER. Patterns `< forms` are forms, `< grams` runs; the rest
-    schemes. An Aho-Corasick automaton (ahocorasick_rs): its time does not grow with the number of patterns, where
-    a regular expression alternating a 56-character key's 49 runs scanned 15 MB/s (benchmarks/redaction_speed.py)."""
+    """What is known, and one pass over a text that finds every pattern calling for a rewrite: a known secret in any
+    of its forms, an 8-character run of a long secret, a scheme of _BEARER. An Aho-Corasick automaton
+    (ahocorasick_rs): its time does not grow with the number of patterns, where a regular expression alternating a
+    56-character key's 49 runs scanned 12-15 MB/s (benchmarks/redaction_speed.py). One object, replaced whole on each
+    registration, so a text is redacted against one registration's state whatever another thread registers."""
 
-    automaton: ahocorasick_rs.AhoCorasick
-    forms: int
-    grams: int
+    forms: list[str]  # every form of every known secret, longest first
+    grams: frozenset[str]  # every 8-character run of the long secrets
+    automaton: ahocorasick_rs.AhoCorasick  # its patterns: the forms, then the runs, then the schemes
 
     @classmethod
     def of(cls, forms: list[str], grams: frozenset[str]) -> _Scan:
         auth = [casing for word in _AUTH_WORDS for casing in _casings(word)]
         patterns = [*forms, *sorted(grams), *auth]  # a few hundred at most: a DFA is small and the fastest to run
-        automaton = ahocorasick_rs.AhoCorasick(patterns, implementation=ahocorasick_rs.Implementation.DFA)
-        return cls(automaton, len(forms), len(forms) + len(grams))
+        return cls(forms, grams, ahocorasick_rs.AhoCorasick(patterns, implementation=ahocorasick_rs.Implementation.DFA))
+
+    def kinds(self, text: str) -> tuple[bool, bool, bool]:
+        """Whether `text` holds a form, a run, a scheme."""
+        found = {index for index, _, _ in self.automaton.find_matches_as_indexes(text, overlapping=True)}
+        forms, runs = len(self.forms), len(self.forms) + len(self.grams)
+        return any(i < forms for i in found), any(forms <= i < runs for i in found), any(i >= runs for i in found)
+
+    def is_fragment(self, word: str) -> bool:
+        """Whether `word` holds 8+ consecutive characters of a long known secret (a partial echo of a key)."""
+        return any(word[i : i + _FRAGMENT] in self.grams for i in range(len(word) - _FRAGMENT + 1))
 
 
 _lock = threading.Lock()
 _known: set[str] = set()
-_forms: list[str] = []  # every form of every known secret, longest first
-_grams: frozenset[str] = frozenset()  # every 8-character run of the long secrets
 _scan = _Scan.of([], frozenset())
 
 
 def register(*values: str | None) -> None:
     """Remember secrets this process holds; too-short values are ignored (they would redact ordinary words)."""
-    global _forms, _grams, _scan
+    global _scan
     added = {v for v in values if v and len(v) >= _MIN_SECRET and v not in _known}
     if not added:
         return
@@ -80,18 +88,19 @@ def register(*values: str | None) -> None:
         forms = set()
         for secret in _known:
             forms.update({secret, json.dumps(secret)[1:-1], quote(secret, safe=""), quote(secret)})
-        _forms = sorted((f for f in forms if len(f) >= _MIN_SECRET), key=len, reverse=True)
         long = [s for s in _known if len(s) >= _LONG]
-        _grams = frozenset(s[i : i + _FRAGMENT] for s in long for i in range(len(s) - _FRAGMENT + 1))
-        _scan = _Scan.of(_forms, _grams)
+        _scan = _Scan.of(
+            sorted((f for f in forms if len(f) >= _MIN_SECRET), key=len, reverse=True),
+            frozenset(s[i : i + _FRAGMENT] for s in long for i in range(len(s) - _FRAGMENT + 1)),
+        )
 
 
 def reset() -> None:
     """Forget every registered secret (a process that changes its keys; tests)."""
-    global _forms, _grams, _scan
+    global _scan
     with _lock:
         _known.clear()
-        _forms, _grams, _scan = [], frozenset(), _Scan.of([], frozenset())
+        _scan = _Scan.of([], frozenset())
 
 
 def register_url(url: str | None) -> None:
@@ -136,17 +145,17 @@ def redact(text: str) -> str:
     """`text` with every known secret, URL credential, secret query value and bearer token replaced."""
     if not text:
         return text
-    scan, forms = _scan, _forms  # one registration's state, whatever another thread registers meanwhile
-    found = {index for index, _, _ in scan.automaton.find_matches_as_indexes(text, overlapping=True)}
-    if any(index < scan.forms for index in found):
-        for form in forms:
+    scan = _scan  # one registration's state, whatever another thread registers meanwhile
+    has_form, has_run, has_scheme = scan.kinds(text)
+    if has_form:
+        for form in scan.forms:
             if form in text:
                 text = text.replace(form, REDACTED)
-    if any(scan.forms <= index < scan.grams for index in found):  # the words are looked at only on a find
-        text = _WORD.sub(lambda m: REDACTED if _is_fragment(m.group(0)) else m.group(0), text)
+    if has_run:  # the words are looked at only on a find
+        text = _WORD.sub(lambda m: REDACTED if scan.is_fragment(m.group(0)) else m.group(0), text)
     if "://" in text:
         text = _URL.sub(lambda m: redact_url(m.group(0)) if _needs(m.group(0)) else m.group(0), text)
-    if any(index >= scan.grams for index in found):
+    if has_scheme:
         text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     return text
 
@@ -160,11 +169,6 @@ def redact_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact_data(v) for v in value]
     return value
-
-
-def _is_fragment(word: str) -> bool:
-    """Whether `word` holds 8+ consecutive characters of a long known secret (a partial echo of a key)."""
-    return any(word[i : i + _FRAGMENT] in _grams for i in range(len(word) - _FRAGMENT + 1))
 
 
 def _needs(url: str) -> bool:
