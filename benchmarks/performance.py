@@ -148,8 +148,9 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> dict[str, An
     return {"wall_s": wall, "cpu_s": cpu, "stdout": done.stdout, "stderr": done.stderr}
 
 
-def sdk_replay(url: str, requests: Path, concurrency: int) -> dict[str, Any]:
-    """The bare `openai` client sending `requests` again at `concurrency`, from a fresh process."""
+def sdk_replay(url: str, requests: Path, concurrency: int, http: str = "aiohttp") -> dict[str, Any]:
+    """The bare `openai` client sending `requests` again at `concurrency`, from a fresh process, on the HTTP stack
+    `http` (aiohttp by default: the one ragfacts uses, so a pair compares the same stack)."""
     done = timed(
         [
             sys.executable,
@@ -158,6 +159,8 @@ def sdk_replay(url: str, requests: Path, concurrency: int) -> dict[str, Any]:
             str(requests),
             "--concurrency",
             str(concurrency),
+            "--http",
+            http,
         ]
     )
     return {**done, **json.loads(done["stdout"])}
@@ -263,7 +266,7 @@ def command_and_replay(
 
 def overhead(calls: int, profile: bool) -> dict[str, Any]:
     """Per-call time at zero latency, one at a time: ragfacts complete vs the bare openai client vs raw httpx."""
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI, DefaultAioHttpClient
 
     process, url = start(0.0)
     messages = [{"role": "user", "content": f"Split this answer into segments. {REFERENCE}"}]
@@ -279,7 +282,7 @@ def overhead(calls: int, profile: bool) -> dict[str, Any]:
     async def measure() -> dict[str, float]:
         timings: dict[str, list[float]] = {"httpx": [], "openai": [], "ragfacts": []}
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            sdk = AsyncOpenAI(base_url=url, api_key=KEY)
+            sdk = AsyncOpenAI(base_url=url, api_key=KEY, http_client=DefaultAioHttpClient())  # ragfacts' stack
             chat = model(url, 1)
             for _ in range(10):  # warm-up: connections, imports, schema caches
                 await client.post("/chat/completions", json=body)

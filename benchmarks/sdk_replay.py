@@ -4,7 +4,10 @@ What a command of ours is measured against (`benchmarks/performance.py`): the re
 `latency_server.py --record`, sent again with `AsyncOpenAI.chat.completions.create` from a fresh process, all at
 once within `--concurrency` (no dependencies between them, so this is at least as fast as any client can be).
 
-    python benchmarks/sdk_replay.py URL REQUESTS.jsonl --concurrency 32
+    python benchmarks/sdk_replay.py URL REQUESTS.jsonl --concurrency 32 [--http aiohttp|httpx]
+
+`--http` is the HTTP stack under the SDK: aiohttp (`DefaultAioHttpClient`, what ragfacts uses where the SDK offers
+it; the default here too, so that both sides of a comparison use the same stack) or httpx (the SDK's own default).
 
 Prints one JSON line: the calls made and the seconds spent sending them (the caller times the whole process).
 """
@@ -17,11 +20,12 @@ import json
 import time
 from pathlib import Path
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 
 
-async def replay(url: str, bodies: list[dict], concurrency: int) -> float:
-    client = AsyncOpenAI(base_url=url, api_key="sk-replay", max_retries=0, timeout=120)
+async def replay(url: str, bodies: list[dict], concurrency: int, http: str = "aiohttp") -> float:
+    stack = DefaultAioHttpClient(timeout=120) if http == "aiohttp" else None
+    client = AsyncOpenAI(base_url=url, api_key="sk-replay", max_retries=0, timeout=120, http_client=stack)
     slots = asyncio.Semaphore(concurrency)
 
     async def one(body: dict) -> None:
@@ -40,9 +44,10 @@ def main() -> None:
     parser.add_argument("url")
     parser.add_argument("requests", type=Path)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--http", choices=["aiohttp", "httpx"], default="aiohttp")
     args = parser.parse_args()
     bodies = [json.loads(line) for line in args.requests.read_text(encoding="utf-8").splitlines() if line.strip()]
-    seconds = asyncio.run(replay(args.url, bodies, args.concurrency))
+    seconds = asyncio.run(replay(args.url, bodies, args.concurrency, args.http))
     print(json.dumps({"calls": len(bodies), "seconds": round(seconds, 3)}))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -48,12 +48,15 @@ def scripted_server(_server: ScriptedServer) -> Iterator[ScriptedServer]:
 
 
 @pytest.fixture
-def make_model(scripted_server: ScriptedServer, tmp_path: Path):
-    """Build an OpenAI-compatible model pointed at the scripted server."""
+async def make_model(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> AsyncIterator[Callable[..., OpenAICompatibleModel]]:
+    """Build OpenAI-compatible models pointed at the scripted server; their connections are closed after the test."""
+    built: list[OpenAICompatibleModel] = []
 
     def build(cache: bool = False, ledger: UsageLedger | None = None, **options) -> OpenAICompatibleModel:
         options.setdefault("retry_base_s", 0.01)
-        return OpenAICompatibleModel(
+        model = OpenAICompatibleModel(
             "scripted-model",
             ModelOptions(**options),
             base_url=scripted_server.base_url,
@@ -61,5 +64,9 @@ def make_model(scripted_server: ScriptedServer, tmp_path: Path):
             cache=ResponseCache(tmp_path / "cache.sqlite3") if cache else None,
             ledger=ledger,
         )
+        built.append(model)
+        return model
 
-    return build
+    yield build
+    for model in built:
+        await model.aclose()

@@ -150,6 +150,22 @@ def _performance_redaction(data: dict[str, Any]) -> str:
     )
 
 
+@results_table("performance.http_stack", "http_stack.json")
+def _performance_http_stack(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            row["client"],
+            code(row["stack"]),
+            row["concurrency"],
+            f"{row['wall_s']:.2f} s",
+            f"{100 * row['share_of_bound']:.0f}%",
+            f"{row['cpu_ms_per_call']:.2f} ms",
+        ]
+        for row in data["rows"]
+    ]
+    return table(["client", "HTTP stack", "in flight", "wall time", "share of the bound", "CPU per call"], rows)
+
+
 @results_table("performance.methods", "performance.json")
 def _performance_methods(data: dict[str, Any]) -> str:
     rows = [

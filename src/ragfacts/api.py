@@ -235,6 +235,8 @@ def _run(
         finally:
             if runtime is not None:
                 await runtime.aclose()
+            else:
+                await chat.close_connections()  # the caller's model outlives this call's event loop
 
     return run_sync(job)
 

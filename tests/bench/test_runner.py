@@ -166,6 +166,7 @@ async def test_an_unreachable_endpoint_stops_the_run_early_with_nothing_marked_d
     assert report.stopped is not None and "3 calls in a row" in report.stopped and "127.0.0.1" in report.stopped
     assert report.not_run > 0 and report.ran < 40
     assert not any(entry.complete for entry in run_dir.index().entries.values())
+    await model.aclose()
 
 
 async def test_recall_counts_a_failed_fact_generation_in_its_denominator(tmp_path, make_model, scripted_server):

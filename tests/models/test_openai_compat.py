@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from ragfacts.models import FailureKind, Message, StructuredMode, UsageLedger
+from ragfacts.models import ConfigurationError, FailureKind, Message, StructuredMode, UsageLedger
 from tests.conftest import TEST_KEY
 from tests.scripted_server import Reply
 
@@ -183,6 +183,7 @@ async def test_the_cache_keys_on_the_model_not_on_where_it_is_served(scripted_se
     assert again.cached and len(scripted_server.requests) == 1
     assert here.fingerprint()["base_url"] != there.fingerprint()["base_url"]
     assert OpenAICompatibleModel("another-model", base_url=scripted_server.base_url).identity() != here.identity()
+    await here.aclose()
 
 
 async def test_failures_are_not_cached(make_model, scripted_server):
@@ -242,3 +243,62 @@ async def test_chinese_text_round_trips_in_every_mode(make_model, scripted_serve
     scripted_server.enqueue(Reply.json({"reasoning": "参考文本明确说明了这一点。", "verdict": "consistent"}))
     completion = await make_model(mode=mode).complete([Message(role="user", content="答案是否一致？")], Verdict)
     assert completion.parsed.reasoning == "参考文本明确说明了这一点。"
+
+
+async def test_calls_go_through_the_sdks_aiohttp_client_unless_httpx_is_asked_for(make_model, scripted_server):
+    import openai
+
+    default, on_httpx = make_model(), make_model(http="httpx")
+    for model in (default, on_httpx):
+        assert (await model.complete(ASK, Verdict)).ok
+    assert isinstance(default._client._client, openai.DefaultAioHttpClient)
+    assert not isinstance(on_httpx._client._client, openai.DefaultAioHttpClient)
+    await default.aclose()
+    assert default._client is None  # closed on the loop that opened it
+
+
+async def test_an_sdk_without_its_aiohttp_client_falls_back_to_httpx_unless_aiohttp_is_asked_for(
+    make_model, scripted_server, monkeypatch
+):
+    import openai
+
+    class Missing:  # what the SDK offers when aiohttp is not installed
+        def __init__(self, **_options: object) -> None:
+            raise RuntimeError("To use the aiohttp client you must have installed the package with the `aiohttp` extra")
+
+    monkeypatch.setattr(openai, "DefaultAioHttpClient", Missing)
+    assert (await make_model().complete(ASK, Verdict)).ok
+    with pytest.raises(ConfigurationError, match=r"pip install 'openai\[aiohttp\]'"):
+        make_model(http="aiohttp")
+
+
+async def test_a_base_url_with_credentials_goes_on_httpx_which_accepts_them(scripted_server, tmp_path):
+    import openai
+
+    from ragfacts.models import ModelOptions
+    from ragfacts.models.openai_compat import OpenAICompatibleModel
+
+    host = scripted_server.base_url.split("://", 1)[1]
+    url = f"http://gateway-user:p4ss-w0rd-123456@{host}"
+    model = OpenAICompatibleModel("scripted-model", ModelOptions(), base_url=url, api_key=TEST_KEY)
+    assert (await model.complete(ASK, Verdict)).ok
+    assert not isinstance(model._client._client, openai.DefaultAioHttpClient)
+    await model.aclose()
+    with pytest.raises(ConfigurationError, match="credentials"):
+        OpenAICompatibleModel("scripted-model", ModelOptions(http="aiohttp"), base_url=url, api_key=TEST_KEY)
+
+
+@pytest.mark.parametrize("http", ["aiohttp", "httpx"])
+async def test_a_proxy_from_the_environment_carries_the_calls_on_either_stack(scripted_server, monkeypatch, http):
+    from ragfacts.models import ModelOptions
+    from ragfacts.models.openai_compat import OpenAICompatibleModel
+
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", scripted_server.base_url.removesuffix("/v1"))  # the server plays the proxy
+    url = "http://judge.invalid/v1"  # reached only through the proxy
+    model = OpenAICompatibleModel("scripted-model", ModelOptions(http=http, max_retries=0), base_url=url, api_key="k")
+    completion = await model.complete(ASK, Verdict)
+    await model.aclose()
+    assert completion.ok, completion.failure
+    assert scripted_server.requests[0].path == "http://judge.invalid/v1/chat/completions"

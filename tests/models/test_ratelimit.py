@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
@@ -130,7 +130,7 @@ def test_one_limiter_per_endpoint():
     assert endpoint_limiter("openai:http://b.example/v1") is not first
 
 
-def test_the_estimate_counts_the_prompt_by_characters_and_the_reply_at_its_limit():
+def test_the_estimate_counts_the_prompt_by_characters_and_the_reply_at_its_limit(model_at):
     assert estimated_tokens(["x" * 40], None, 100) == 10 + 4 + 100
     assert estimated_tokens(["事实核查"], None, 0) == 4 + 4  # one token per Chinese character
     assert estimated_tokens(["x" * 40], {"type": "object"}, 0) > estimated_tokens(["x" * 40], None, 0)
@@ -146,12 +146,23 @@ def server() -> Iterator[ScriptedServer]:
     server.stop()
 
 
-def model_at(server: ScriptedServer, name: str = "scripted-model", **options) -> OpenAICompatibleModel:
-    options.setdefault("retry_base_s", 0.01)
-    ledger = options.pop("ledger", None)
-    return OpenAICompatibleModel(
-        name, ModelOptions(**options), base_url=server.base_url, api_key=TEST_KEY, ledger=ledger
-    )
+@pytest.fixture
+async def model_at() -> AsyncIterator[Callable[..., OpenAICompatibleModel]]:
+    """Build models at a server; their connections are closed after the test."""
+    built: list[OpenAICompatibleModel] = []
+
+    def build(server: ScriptedServer, name: str = "scripted-model", **options) -> OpenAICompatibleModel:
+        options.setdefault("retry_base_s", 0.01)
+        ledger = options.pop("ledger", None)
+        model = OpenAICompatibleModel(
+            name, ModelOptions(**options), base_url=server.base_url, api_key=TEST_KEY, ledger=ledger
+        )
+        built.append(model)
+        return model
+
+    yield build
+    for model in built:
+        await model.aclose()
 
 
 async def paused(model: OpenAICompatibleModel) -> float:
@@ -163,7 +174,7 @@ async def paused(model: OpenAICompatibleModel) -> float:
     pytest.fail("the endpoint was not paused")
 
 
-async def test_a_low_rpm_spaces_the_requests_and_the_ledger_shows_the_wait(server):
+async def test_a_low_rpm_spaces_the_requests_and_the_ledger_shows_the_wait(server, model_at):
     ledger = UsageLedger()
     model = model_at(server, rpm=60, ledger=ledger)
     asks = [[Message(role="user", content=f"question {i}")] for i in range(3)]
@@ -179,14 +190,14 @@ async def test_a_low_rpm_spaces_the_requests_and_the_ledger_shows_the_wait(serve
     assert ledger.total().waited_s > 1.0  # the third waited behind the second: summed over requests
 
 
-async def test_without_limits_nothing_waits(server):
+async def test_without_limits_nothing_waits(server, model_at):
     ledger = UsageLedger()
     model = model_at(server, ledger=ledger)
     await asyncio.gather(*(model.complete([Message(role="user", content=f"q{i}")]) for i in range(5)))
     assert ledger.total().waited_s == 0.0
 
 
-async def test_models_on_one_base_url_share_its_budget(server):
+async def test_models_on_one_base_url_share_its_budget(server, model_at):
     first, second = model_at(server, "model-a", rpm=60), model_at(server, "model-b", rpm=60)
     assert first.limiter is second.limiter
     started = time.monotonic()
@@ -195,13 +206,13 @@ async def test_models_on_one_base_url_share_its_budget(server):
     assert server.requests[1].received_at - started >= 0.95
 
 
-def test_models_on_other_base_urls_do_not_share(server):
+def test_models_on_other_base_urls_do_not_share(server, model_at):
     here = model_at(server, rpm=60)
     elsewhere = OpenAICompatibleModel("scripted-model", ModelOptions(rpm=60), base_url="http://127.0.0.1:9/v1")
     assert here.limiter is not elsewhere.limiter
 
 
-async def test_a_tokens_per_minute_limit_holds_the_next_request_until_the_tokens_are_back(server):
+async def test_a_tokens_per_minute_limit_holds_the_next_request_until_the_tokens_are_back(server, model_at):
     # 600 tokens a minute = 10 a second; each request is estimated at ~10 prompt + 20 reply tokens and
     # reports 11 + 7 used: the budget is ~8 in debt after the first, so the second waits ~1.8 s.
     model = model_at(server, tpm=600, max_tokens=20)
@@ -212,7 +223,7 @@ async def test_a_tokens_per_minute_limit_holds_the_next_request_until_the_tokens
     assert second.usage.waited_s >= 1.0
 
 
-async def test_retry_after_pauses_every_request_to_the_endpoint(server):
+async def test_retry_after_pauses_every_request_to_the_endpoint(server, model_at):
     server.enqueue(Reply.error(429, retry_after=1.0))
     first, other = model_at(server, "model-a"), model_at(server, "model-b")
     throttled = asyncio.create_task(first.complete(ASK))
@@ -225,7 +236,7 @@ async def test_retry_after_pauses_every_request_to_the_endpoint(server):
     assert bystander.usage.waited_s > 0.5 and retried.usage.waited_s > 0.5
 
 
-async def test_a_retry_after_longer_than_retry_max_s_is_capped(server):
+async def test_a_retry_after_longer_than_retry_max_s_is_capped(server, model_at):
     server.enqueue(Reply.error(429, retry_after=600))
     model = model_at(server, retry_max_s=0.5)
     throttled = asyncio.create_task(model.complete(ASK))
@@ -234,7 +245,7 @@ async def test_a_retry_after_longer_than_retry_max_s_is_capped(server):
     assert completion.ok and completion.retries == 1
 
 
-async def test_backoff_without_retry_after_is_counted_as_waiting(server):
+async def test_backoff_without_retry_after_is_counted_as_waiting(server, model_at):
     server.enqueue(Reply.error(503))
     completion = await model_at(server, retry_base_s=0.2).complete(ASK)
     assert completion.ok and completion.retries == 1

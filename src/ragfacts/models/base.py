@@ -338,6 +338,12 @@ class ChatModel(Transport, ABC):
         params.update(overrides)
         return params
 
+    async def close_connections(self) -> None:
+        """Close what belongs to the running event loop (an endpoint's HTTP connections); the model stays usable, and
+        its next call opens new ones. Called at the end of each synchronous API call, which runs on a loop of its
+        own. Nothing to close by default."""
+        return None
+
     async def aclose(self) -> None:
         """Release resources (HTTP clients, loaded weights); nothing to release by default."""
         return None

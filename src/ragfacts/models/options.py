@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +30,12 @@ class ModelOptions(BaseModel):
     retry_base_s: float = 1.0
     retry_max_s: float = 60.0
     timeout_s: float = 120.0
+    http: Literal["aiohttp", "httpx"] | None = Field(
+        None,
+        description="endpoints: the HTTP stack under the openai SDK; None = aiohttp where the SDK offers it (less "
+        "client CPU per call with many calls in flight), else httpx, and httpx for a base URL with credentials in "
+        "it; httpx for SOCKS proxies or HTTP/2",
+    )
     concurrency: int = Field(8, ge=1, description="requests in flight at once")
     rpm: float | None = Field(
         None, gt=0, description="requests per minute to the endpoint, shared by the models of a process that use it"
