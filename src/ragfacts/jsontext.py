@@ -26,6 +26,14 @@ def dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def dumps_bytes(value: Any) -> bytes:
+    """Compact JSON text as UTF-8 bytes (a request body)."""
+    try:
+        return orjson.dumps(value, option=_OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def dumps_indented(value: Any) -> str:
     """JSON text indented by two spaces, for people to read."""
     try:

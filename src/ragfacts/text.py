@@ -51,7 +51,7 @@ def approx_tokens(text: str) -> int:
     Close enough (±25% on our prompts) for budgeting runs before they start; real counts come from the
     model's replies.
     """
-    cjk = len(_CJK.findall(text))
+    cjk = 0 if text.isascii() else len(_CJK.findall(text))
     return cjk + -(-(len(text) - cjk) // 4)
 
 

@@ -33,6 +33,14 @@ async def test_structured_parse_success_sends_json_schema(make_model, scripted_s
     assert completion.usage.calls == 1 and completion.attempts == 1
 
 
+async def test_the_body_is_json_with_its_content_type(make_model, scripted_server):
+    ask = [Message(role="user", content="答案是否有依据？")]
+    assert (await make_model().complete(ask, Verdict)).ok
+    (request,) = scripted_server.requests
+    assert request.headers["content-type"] == "application/json"
+    assert request.body["messages"] == [{"role": "user", "content": "答案是否有依据？"}]
+
+
 async def test_defaults_are_deterministic_and_recorded(make_model, scripted_server):
     completion = await make_model().complete(ASK, Verdict, prompt_version="judge@1")
     body = scripted_server.requests[0].body

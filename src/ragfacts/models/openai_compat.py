@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ragfacts import redaction
+from ragfacts import jsontext, redaction
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Message, ModelSpec, RawReply, Request, StructuredMode
 from ragfacts.models.base import ChatModel
@@ -49,6 +50,7 @@ class OpenAICompatibleModel(ChatModel):
         redaction.register_url(base_url)
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._sends_bytes = False
         if self.options.http == "aiohttp":
             self._http_client()  # asked for by name: refused now, before a run starts, where the SDK lacks it
 
@@ -163,8 +165,12 @@ class OpenAICompatibleModel(ChatModel):
         import openai  # on the first request: a run answered from the cache never pays for importing the SDK
         from openai.types.chat import ChatCompletion
 
+        client = self._client_for_loop()
         try:
-            return await self._client_for_loop().post("/chat/completions", cast_to=ChatCompletion, body=request)
+            if self._sends_bytes:  # the body as JSON bytes (orjson), not through the SDK's encoder
+                content = jsontext.dumps_bytes(request)
+                return await client.post("/chat/completions", cast_to=ChatCompletion, content=content)
+            return await client.post("/chat/completions", cast_to=ChatCompletion, body=request)
         except openai.APIStatusError as error:
             status = error.status_code
             raise BackendError(
@@ -192,6 +198,8 @@ class OpenAICompatibleModel(ChatModel):
                 http_client=self._http_client(),
             )
             self._client_loop = loop
+            # whether the SDK's `post` takes a body as bytes (`content=`; older versions take a dict only)
+            self._sends_bytes = "content" in inspect.signature(self._client.post).parameters
         return self._client
 
     def _http_client(self) -> Any:

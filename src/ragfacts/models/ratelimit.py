@@ -8,13 +8,13 @@ the glue it would need.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from ragfacts.models.structured import schema_tokens
 from ragfacts.text import approx_tokens
 
 Clock = Callable[[], float]
@@ -149,5 +149,5 @@ def estimated_tokens(texts: Iterable[str], schema: dict[str, Any] | None, comple
     """
     prompt = sum(approx_tokens(text) + 4 for text in texts)
     if schema is not None:
-        prompt += approx_tokens(json.dumps(schema))
+        prompt += schema_tokens(schema)
     return prompt + completion_tokens

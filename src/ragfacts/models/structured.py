@@ -13,6 +13,8 @@ from typing import Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ragfacts.text import approx_tokens
+
 T = TypeVar("T")
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -59,6 +61,12 @@ def reply_token_cap(schema: dict[str, Any]) -> int | None:
     whitespace): the cap must never cut a valid reply. Memoised per schema object, as `strict_schema` is.
     """
     return _per_schema(_CAPS, schema, _token_cap)
+
+
+def schema_tokens(schema: dict[str, Any]) -> int:
+    """The schema's JSON text in estimated tokens (`approx_tokens`), as a request's size counts it; memoised per
+    schema object, as `strict_schema` is."""
+    return _per_schema(_SIZES, schema, lambda s: approx_tokens(json.dumps(s)))
 
 
 def _token_cap(schema: dict[str, Any]) -> int | None:
@@ -146,6 +154,7 @@ def _per_schema(
 _RECENT = 64  # more than the schemas of every stage of every method in both languages
 _STRICT: OrderedDict[int, tuple[dict[str, Any], dict[str, Any]]] = OrderedDict()
 _CAPS: OrderedDict[int, tuple[dict[str, Any], int | None]] = OrderedDict()  # reply_token_cap, on every request
+_SIZES: OrderedDict[int, tuple[dict[str, Any], int]] = OrderedDict()  # schema_tokens, on every request
 
 
 def _closed(schema: dict[str, Any]) -> dict[str, Any]:
