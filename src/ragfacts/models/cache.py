@@ -27,10 +27,13 @@ _MIGRATIONS: list[str] = [
 ]
 
 
-def cache_key(request: dict[str, Any], messages: list[tuple[str, str]]) -> str:
+def cache_key(request: dict[str, Any], messages: list[tuple[str, str]], settings: str | None = None) -> str:
     """Return the key of a request: a versioned SHA-256 of its settings' canonical JSON and its messages (hashed as
-    they are: the prompts are most of a request, and escaping them into JSON first would only cost time)."""
-    sha = hashlib.sha256(canonical_json(request).encode("utf-8"))
+    they are: the prompts are most of a request, and escaping them into JSON first would only cost time).
+
+    `settings`, where given, is `canonical_json(request)` already made (the caller keeps it for settings it sees
+    again)."""
+    sha = hashlib.sha256((canonical_json(request) if settings is None else settings).encode("utf-8"))
     for role, content in messages:
         sha.update(b"\0" + role.encode("utf-8") + b"\0" + str(len(content)).encode("ascii") + b"\0")
         sha.update(content.encode("utf-8"))

@@ -14,13 +14,15 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ragfacts.hashing import digest
+from ragfacts.hashing import canonical_json, digest
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Completion, Failure, FailureKind, Message
 from ragfacts.models.cache import CACHE_KEY_VERSION, ResponseCache, cache_key
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.ratelimit import estimated_tokens
 from ragfacts.usage import Usage
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 class CallCache:
@@ -32,6 +34,7 @@ class CallCache:
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._identity: str | None = None  # the model's identity, hashed once
         self._schemas: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()  # recent schemas' digests
+        self._settings: OrderedDict[tuple[Any, ...], str] = OrderedDict()  # recent settings' canonical JSON
 
     def key(self, identity: Callable[[], dict[str, Any]], messages: list[Message], **request: Any) -> str | None:
         """The cache key of a request (None without a cache): everything that changes the output, no secret.
@@ -47,7 +50,29 @@ class CallCache:
         parts: dict[str, Any] = {"v": CACHE_KEY_VERSION, "model": self._identity}
         for name, value in request.items():
             parts[name] = self._schema_digest(value) if name == "schema" and value is not None else value
-        return cache_key(parts, [(m.role, m.content) for m in messages])
+        return cache_key(parts, [(m.role, m.content) for m in messages], self._settings_json(parts))
+
+    def _settings_json(self, parts: dict[str, Any]) -> str | None:
+        """The canonical JSON of a request's settings, kept for the few settings a run sends (about one per stage):
+        the same text, made once. Only settings of plain values are kept, and by their types too (`0`, `0.0` and
+        `False` are equal in Python and written differently); None for the others (the caller makes their text)."""
+        memo: list[tuple[Any, ...]] = []
+        for name, value in parts.items():
+            if type(value) is dict:
+                if not all(type(v) in _PLAIN and type(k) is str for k, v in value.items()):
+                    return None
+                memo.append((name, tuple((k, type(v), v) for k, v in value.items())))
+            elif type(value) in _PLAIN:
+                memo.append((name, type(value), value))
+            else:
+                return None
+        key = tuple(memo)
+        known = self._settings.get(key)
+        if known is None:
+            known = self._settings[key] = canonical_json(parts)
+            if len(self._settings) > 256:
+                self._settings.popitem(last=False)
+        return known
 
     def _schema_digest(self, schema: dict[str, Any]) -> str:
         known = self._schemas.get(id(schema))
