@@ -1,17 +1,18 @@
-"""The HTTP stack under the `openai` SDK: aiohttp (`DefaultAioHttpClient`) against httpx (the SDK's default).
+"""How calls are sent: on aiohttp directly (ragfacts' default), or through the `openai` SDK on aiohttp
+(`DefaultAioHttpClient`, `-M http=aiohttp`) or on httpx (the SDK's default, `-M http=httpx`).
 
-ragfacts sends its calls through the SDK on aiohttp where the SDK offers it (`openai[aiohttp]`), and on httpx with
-`-M http=httpx`. This measures what that choice is worth, on the same requests, in one session, alternating the
-two stacks so that the machine's drifts hit both alike:
+This measures what each is worth, on the same requests, in one session, alternating the transports so that the
+machine's drifts hit all alike:
 
 - `ragfacts check` (L-Face4RAG, paper mode: 5 calls per answer) on 200 answers at 32 and 64 in flight, against
-  `latency_server.py` at 200 ms, as a user runs it (a fresh process), with each stack; its requests are recorded;
-- the bare `openai` client replaying those requests on each stack (`sdk_replay.py --http`).
+  `latency_server.py` at 200 ms, as a user runs it (a fresh process), with each transport; its requests are recorded;
+- the bare clients replaying those requests: aiohttp alone for the direct transport (`sdk_replay.py --http
+  raw-aiohttp`), the bare `openai` client on the SDK's stacks (`--http aiohttp|httpx`).
 
 For each: the wall time, its share of the bound (calls × latency / in flight) and the CPU time per call (start-up
 included). Medians of `--repeats` (default 3).
 
-    python benchmarks/http_stack.py [--repeats 3]   # about 4 minutes on 2 cores; writes results/http_stack.json
+    python benchmarks/http_stack.py [--repeats 3]   # about 6 minutes on 2 cores; writes results/http_stack.json
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ from performance import KEY, LATENCY, byte_compile, sdk_replay, timed, write_row
 
 ANSWERS = 200
 LEVELS = (32, 64)
-STACKS = ("aiohttp", "httpx")
+STACKS = ("direct", "aiohttp", "httpx")  # -M http=
+BARE = {  # what replays each transport's requests, bare: (client, its --http)
+    "direct": ("aiohttp without the SDK", "raw-aiohttp"),
+    "aiohttp": ("bare openai client", "aiohttp"),
+    "httpx": ("bare openai client", "httpx"),
+}
 
 
 def check(url: str, data: Path, out: Path, concurrency: int, stack: str, env: dict[str, str]) -> dict[str, Any]:
@@ -67,12 +73,13 @@ def measure(repeats: int) -> list[dict[str, Any]]:
                         )
                     finally:
                         process.kill()
+                    name, replayed_on = BARE[stack]
                     process, url = start(LATENCY)
                     try:
-                        bare = sdk_replay(url, requests, concurrency, http=stack)
+                        bare = sdk_replay(url, requests, concurrency, http=replayed_on)
                     finally:
                         process.kill()
-                    runs.setdefault(("bare openai client", stack), []).append(bare)
+                    runs.setdefault((name, replayed_on), []).append(bare)
             for (client, stack), done in runs.items():
                 calls = done[0]["calls"]
                 wall = median(d["wall_s"] for d in done)

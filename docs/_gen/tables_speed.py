@@ -163,7 +163,7 @@ def _performance_http_stack(data: dict[str, Any]) -> str:
         ]
         for row in data["rows"]
     ]
-    return table(["client", "HTTP stack", "in flight", "wall time", "share of the bound", "CPU per call"], rows)
+    return table(["client", "sent on", "in flight", "wall time", "share of the bound", "CPU per call"], rows)
 
 
 @results_table("performance.methods", "performance.json")

@@ -253,21 +253,43 @@ async def test_chinese_text_round_trips_in_every_mode(make_model, scripted_serve
     assert completion.parsed.reasoning == "参考文本明确说明了这一点。"
 
 
-async def test_calls_go_through_the_sdks_aiohttp_client_unless_httpx_is_asked_for(make_model, scripted_server):
+async def test_calls_are_sent_directly_unless_the_sdk_is_asked_for(make_model, scripted_server):
     import openai
 
-    default, on_httpx = make_model(), make_model(http="httpx")
-    for model in (default, on_httpx):
-        assert (await model.complete(ASK, Verdict)).ok
-    assert isinstance(default._client._client, openai.DefaultAioHttpClient)
-    assert not isinstance(on_httpx._client._client, openai.DefaultAioHttpClient)
-    await default.aclose()
-    assert default._client is None  # closed on the loop that opened it
+    for http in (None, "aiohttp", "httpx"):
+        model = make_model(http=http)
+        assert (await model.complete(ASK, Verdict)).ok, http
+        if http is not None:  # the SDK's client, on the stack asked for
+            on_aiohttp = isinstance(model._client._client._client, openai.DefaultAioHttpClient)
+            assert on_aiohttp is (http == "aiohttp")
+        await model.aclose()
+        assert model._client is None  # closed on the loop that opened it
+    agents = [r.headers["user-agent"] for r in scripted_server.requests]
+    assert agents[0].startswith("ragfacts/")
+    assert all(agent.startswith("AsyncOpenAI/Python") for agent in agents[1:])
+    bodies = [r.body for r in scripted_server.requests]
+    assert bodies[0] == bodies[1] == bodies[2]  # the same request whichever way it goes
 
 
-async def test_an_sdk_without_its_aiohttp_client_falls_back_to_httpx_unless_aiohttp_is_asked_for(
-    make_model, scripted_server, monkeypatch
-):
+@pytest.mark.parametrize("http", [None, "httpx"])
+async def test_both_transports_sort_errors_alike(make_model, scripted_server, http):
+    scripted_server.enqueue(Reply.error(503, retry_after=0.01), Reply.error(400, error_message="bad schema"))
+    model = make_model(http=http, max_retries=1)
+    failed = await model.complete(ASK, Verdict)
+    assert not failed.ok
+    assert failed.failure.message.startswith("HTTP 400: ") and failed.failure.message.endswith("bad schema")
+    assert len(scripted_server.requests) == 2  # the 503 was retried, the 400 was not
+
+
+async def test_the_organization_and_project_from_the_environment_are_sent(make_model, scripted_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-test")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-test")
+    assert (await make_model().complete(ASK, Verdict)).ok
+    (request,) = scripted_server.requests
+    assert (request.headers["openai-organization"], request.headers["openai-project"]) == ("org-test", "proj-test")
+
+
+async def test_an_sdk_without_its_aiohttp_client_refuses_it_when_asked_for(make_model, scripted_server, monkeypatch):
     import openai
 
     class Missing:  # what the SDK offers when aiohttp is not installed
@@ -275,7 +297,7 @@ async def test_an_sdk_without_its_aiohttp_client_falls_back_to_httpx_unless_aioh
             raise RuntimeError("To use the aiohttp client you must have installed the package with the `aiohttp` extra")
 
     monkeypatch.setattr(openai, "DefaultAioHttpClient", Missing)
-    assert (await make_model().complete(ASK, Verdict)).ok
+    assert (await make_model().complete(ASK, Verdict)).ok  # sent directly: the SDK's client is not needed
     with pytest.raises(ConfigurationError, match=r"pip install 'openai\[aiohttp\]'"):
         make_model(http="aiohttp")
 
@@ -290,14 +312,15 @@ async def test_a_base_url_with_credentials_goes_on_httpx_which_accepts_them(scri
     url = f"http://gateway-user:p4ss-w0rd-123456@{host}"
     model = OpenAICompatibleModel("scripted-model", ModelOptions(), base_url=url, api_key=TEST_KEY)
     assert (await model.complete(ASK, Verdict)).ok
-    assert not isinstance(model._client._client, openai.DefaultAioHttpClient)
+    assert not isinstance(model._client._client._client, openai.DefaultAioHttpClient)  # the SDK's httpx
+    assert scripted_server.requests[0].headers["user-agent"].startswith("AsyncOpenAI/Python")
     await model.aclose()
     with pytest.raises(ConfigurationError, match="credentials"):
         OpenAICompatibleModel("scripted-model", ModelOptions(http="aiohttp"), base_url=url, api_key=TEST_KEY)
 
 
-@pytest.mark.parametrize("http", ["aiohttp", "httpx"])
-async def test_a_proxy_from_the_environment_carries_the_calls_on_either_stack(scripted_server, monkeypatch, http):
+@pytest.mark.parametrize("http", ["direct", "aiohttp", "httpx"])
+async def test_a_proxy_from_the_environment_carries_the_calls_on_every_transport(scripted_server, monkeypatch, http):
     from ragfacts.models import ModelOptions
     from ragfacts.models.openai_compat import OpenAICompatibleModel
 

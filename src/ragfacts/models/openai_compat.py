@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from ragfacts import jsontext, redaction
+from ragfacts import redaction
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models._types import Message, ModelSpec, RawReply, Request, StructuredMode
 from ragfacts.models.base import ChatModel
+from ragfacts.models.direct import DirectClient
 from ragfacts.models.labels import match_label_logprobs
 from ragfacts.models.options import DEFAULT_ENDPOINT_CONTEXT, ModelOptions
 from ragfacts.models.registry import backend
+from ragfacts.models.sdk import SdkClient, aiohttp_client
 from ragfacts.models.spec import api_key_from_env
 from ragfacts.models.structured import strict_schema
-
-if TYPE_CHECKING:
-    import openai
 
 
 @backend("openai")
 class OpenAICompatibleModel(ChatModel):
-    """A model behind the OpenAI chat-completions API, driven by the official SDK."""
+    """A model behind the OpenAI chat-completions API: sent on aiohttp directly (`models.direct`), or through the
+    official SDK with `-M http=aiohttp|httpx` (`models.sdk`)."""
 
     spec_forms = "openai:MODEL (with --base-url for other servers)"
     default_mode = StructuredMode.JSON_SCHEMA
@@ -48,11 +47,11 @@ class OpenAICompatibleModel(ChatModel):
         self._api_key = api_key or "no-key"
         redaction.register(api_key)  # a key this model holds is never stored or printed, whatever echoes it
         redaction.register_url(base_url)
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: DirectClient | SdkClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._sends_bytes = False
+        self._http()  # a transport that cannot send to this URL is refused now, before a run starts
         if self.options.http == "aiohttp":
-            self._http_client()  # asked for by name: refused now, before a run starts, where the SDK lacks it
+            aiohttp_client(self.options.timeout_s)  # and one this SDK does not offer
 
     @classmethod
     def spec_from(cls, name: str | None, base_url: str | None) -> ModelSpec:
@@ -109,18 +108,18 @@ class OpenAICompatibleModel(ChatModel):
             ]
             body["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
         response = await self._create(body)
-        if not response.choices:
-            raise BackendError("the server returned no choices", transient=True, reply=_empty_reply(response))
-        choice = response.choices[0]
-        text = choice.message.content or ""
-        if mode is StructuredMode.TOOL and schema is not None and choice.message.tool_calls:
-            text = choice.message.tool_calls[0].function.arguments
-        usage = response.usage
+        choice = _first_choice(response)
+        message = choice.get("message") or {}
+        text = message.get("content") or ""
+        calls = message.get("tool_calls")
+        if mode is StructuredMode.TOOL and schema is not None and calls:
+            text = calls[0]["function"]["arguments"]
+        prompt_tokens, completion_tokens = _usage(response)
         return RawReply(
             text=text,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             logprobs=_logprobs(choice),
         )
 
@@ -136,16 +135,14 @@ class OpenAICompatibleModel(ChatModel):
             "top_logprobs": 20,
         }
         response = await self._create(request)
-        if not response.choices:
-            raise BackendError("the server returned no choices", transient=True, reply=_empty_reply(response))
-        choice = response.choices[0]
+        choice = _first_choice(response)
         tokens = _logprobs(choice)
-        usage = response.usage
+        prompt_tokens, completion_tokens = _usage(response)
         reply = RawReply(
-            text=choice.message.content or "",
-            finish_reason=choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            text=(choice.get("message") or {}).get("content") or "",
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
         )
         if not tokens:
             message = "the server returned no log-probabilities (unsupported by this model?)"
@@ -155,77 +152,35 @@ class OpenAICompatibleModel(ChatModel):
         ]
         return match_label_logprobs(labels, candidates), reply
 
-    async def _create(self, request: dict[str, Any]) -> Any:
-        """One chat-completions request, with errors sorted into transient and permanent.
+    async def _create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One chat-completions request on this loop's transport; the server's JSON object, or BackendError (transient
+        or permanent, with the status and Retry-After)."""
+        return await self._transport_for_loop().create(body)
 
-        The body is built here to the API's shape already, so it is sent with the SDK's `post` (its documented way to
-        send a request as it is): `chat.completions.create` would walk it again against its parameter types, which
-        costs more client time per call than the rest of our model layer together (benchmarks/performance.py).
-        """
-        import openai  # on the first request: a run answered from the cache never pays for importing the SDK
-        from openai.types.chat import ChatCompletion
-
-        client = self._client_for_loop()
-        try:
-            if self._sends_bytes:  # the body as JSON bytes (orjson), not through the SDK's encoder
-                content = jsontext.dumps_bytes(request)
-                return await client.post("/chat/completions", cast_to=ChatCompletion, content=content)
-            return await client.post("/chat/completions", cast_to=ChatCompletion, body=request)
-        except openai.APIStatusError as error:
-            status = error.status_code
-            raise BackendError(
-                f"HTTP {status}: {_short(error.message)}",
-                transient=status in (408, 409, 429) or status >= 500,
-                retry_after=_retry_after(error.response.headers.get("retry-after")),
-                status=status,
-            ) from error
-        except (openai.APITimeoutError, openai.APIConnectionError) as error:
-            raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
-
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        """The SDK client of the running event loop: its connections belong to one loop, and the synchronous
-        API runs each call on a loop of its own."""
-        import openai
-
+    def _transport_for_loop(self) -> DirectClient | SdkClient:
+        """The transport of the running event loop: its connections belong to one loop, and the synchronous API runs
+        each call on a loop of its own. Direct (aiohttp, without the SDK) unless `-M http=` names the SDK's stack or
+        the base URL carries credentials (the SDK's httpx sends them)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            # The SDK's own retries are off: ours count every retry in the ledger and honour Retry-After.
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.options.timeout_s,
-                http_client=self._http_client(),
-            )
+            http = self._http()
+            if http == "direct":
+                self._client = DirectClient(self.base_url, self._api_key, self.options.timeout_s)
+            else:
+                self._client = SdkClient(self.base_url, self._api_key, self.options.timeout_s, http)
             self._client_loop = loop
-            # whether the SDK's `post` takes a body as bytes (`content=`; older versions take a dict only)
-            self._sends_bytes = "content" in inspect.signature(self._client.post).parameters
         return self._client
 
-    def _http_client(self) -> Any:
-        """The SDK's aiohttp client where it offers one (`openai[aiohttp]`), unless `-M http=httpx`; else None (the
-        SDK's own httpx client). With 32 to 64 calls in flight it costs 13–25% less client CPU per call
-        (`benchmarks/http_stack.py`). Proxies from the environment are honoured either way (httpx reads them).
-
-        A base URL with credentials in it (`http://user:pass@host/v1`, a gateway's) goes on httpx: aiohttp refuses
-        them beside the API key's Authorization header."""
+    def _http(self) -> Literal["direct", "aiohttp", "httpx"]:
+        """The transport `-M http=` names; by default direct, or httpx for a base URL with credentials in it
+        (`http://user:pass@host/v1`, a gateway's): aiohttp refuses them beside the key's Authorization header."""
         credentials = self.base_url is not None and "@" in urlsplit(self.base_url).netloc
-        if self.options.http == "httpx" or (credentials and self.options.http is None):
-            return None
-        if credentials:
+        if credentials and self.options.http not in (None, "httpx"):
             raise ConfigurationError(
-                "-M http=aiohttp cannot send to a base URL with credentials in it; leave -M http unset or use httpx"
+                f"-M http={self.options.http} cannot send to a base URL with credentials in it; leave -M http unset "
+                "or use httpx"
             )
-        try:
-            from openai import DefaultAioHttpClient
-
-            return DefaultAioHttpClient(timeout=self.options.timeout_s)
-        except (ImportError, RuntimeError) as error:  # an SDK without it, or without aiohttp installed
-            if self.options.http == "aiohttp":
-                raise ConfigurationError(
-                    "-M http=aiohttp needs the openai SDK's aiohttp client: pip install 'openai[aiohttp]'"
-                ) from error
-            return None
+        return self.options.http or ("httpx" if credentials else "direct")
 
     async def close_connections(self) -> None:
         if self._client is not None and self._client_loop is asyncio.get_running_loop():
@@ -236,34 +191,35 @@ class OpenAICompatibleModel(ChatModel):
         await self.close_connections()
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to exponential backoff
+def _first_choice(response: dict[str, Any]) -> dict[str, Any]:
+    choices = response.get("choices")
+    if not choices or not isinstance(choices[0], dict):
+        raise BackendError("the server returned no choices", transient=True, reply=_empty_reply(response))
+    return choices[0]
 
 
-def _short(message: str, limit: int = 300) -> str:
-    return message if len(message) <= limit else message[:limit] + "…"
+def _usage(response: dict[str, Any]) -> tuple[int, int]:
+    usage = response.get("usage") or {}
+    return usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
 
 
-def _logprobs(choice: Any) -> list[dict[str, Any]] | None:
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
+def _logprobs(choice: dict[str, Any]) -> list[dict[str, Any]] | None:
+    content = (choice.get("logprobs") or {}).get("content")
     if not content:
         return None
     return [
         {
-            "token": t.token,
-            "logprob": t.logprob,
-            "top": [{"token": a.token, "logprob": a.logprob} for a in (t.top_logprobs or [])],
+            "token": t["token"],
+            "logprob": t["logprob"],
+            "top": [{"token": a["token"], "logprob": a["logprob"]} for a in (t.get("top_logprobs") or [])],
         }
         for t in content
     ]
 
 
-def _empty_reply(response: Any) -> RawReply | None:
+def _empty_reply(response: dict[str, Any]) -> RawReply | None:
     """A reply without choices, kept for the tokens the server says it spent on it (they are counted)."""
-    usage = getattr(response, "usage", None)
-    if usage is None:
+    if not response.get("usage"):
         return None
-    return RawReply(text="", prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0)
+    prompt_tokens, completion_tokens = _usage(response)
+    return RawReply(text="", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

@@ -30,11 +30,11 @@ class ModelOptions(BaseModel):
     retry_base_s: float = 1.0
     retry_max_s: float = 60.0
     timeout_s: float = 120.0
-    http: Literal["aiohttp", "httpx"] | None = Field(
+    http: Literal["direct", "aiohttp", "httpx"] | None = Field(
         None,
-        description="endpoints: the HTTP stack under the openai SDK; None = aiohttp where the SDK offers it (less "
-        "client CPU per call with many calls in flight), else httpx, and httpx for a base URL with credentials in "
-        "it; httpx for SOCKS proxies or HTTP/2",
+        description="endpoints: how calls are sent; direct = on aiohttp without the openai SDK (the default: about "
+        "a quarter of the SDK's client CPU per call), aiohttp or httpx = through the SDK on that stack (httpx for "
+        "SOCKS proxies or HTTP/2); a base URL with credentials in it goes on httpx",
     )
     concurrency: int = Field(8, ge=1, description="requests in flight at once")
     rpm: float | None = Field(

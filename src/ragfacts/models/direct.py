@@ -1,0 +1,130 @@
+"""Chat completions sent on aiohttp without the openai SDK: the `openai` backend's default transport.
+
+Why (`python benchmarks/http_stack.py`, 2 cores, the same recorded requests): the SDK's layers over the HTTP stack
+(building its request options, its request and response objects, its own JSON encoder) cost about 3 ms of client
+CPU per call, and importing the SDK 0.7-0.9 s a run. aiohttp alone replays the same calls for under 1 ms each, start-up
+included, and reaches 83-90% of the latency bound where the SDK reaches 59-80%.
+
+What the SDK does for a chat-completions call and this does too: the base URL (else OPENAI_BASE_URL, else OpenAI's),
+the key as a Bearer token, OPENAI_ORG_ID and OPENAI_PROJECT_ID as the `OpenAI-Organization` and `OpenAI-Project`
+headers, proxies from the environment (HTTP(S)_PROXY, NO_PROXY), certificates from certifi (or SSL_CERT_FILE /
+SSL_CERT_DIR where set), a time limit per call, and the error's own message from an error reply. No retries: ours
+count every retry and honour Retry-After. `-M http=aiohttp` or `-M http=httpx` send through the SDK instead.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from typing import TYPE_CHECKING, Any
+
+import ragfacts
+from ragfacts import jsontext
+from ragfacts.models._errors import BackendError
+
+if TYPE_CHECKING:
+    import aiohttp
+
+OPENAI_URL = "https://api.openai.com/v1"
+_HEADERS_FROM_ENV = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
+
+
+class DirectClient:
+    """POST {base_url}/chat/completions, one JSON body in and one JSON object out; on the event loop it was first
+    used on (its connections belong to that loop)."""
+
+    def __init__(self, base_url: str | None, api_key: str, timeout_s: float) -> None:
+        root = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        self.url = f"{root}/chat/completions"
+        self.timeout_s = timeout_s
+        self.headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"ragfacts/{ragfacts.__version__}",
+        }
+        for header, variable in _HEADERS_FROM_ENV.items():
+            if os.environ.get(variable):
+                self.headers[header] = os.environ[variable]
+        self._session: aiohttp.ClientSession | None = None
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The server's reply to one request; BackendError (transient or not, with the status and Retry-After) for
+        anything else."""
+        import aiohttp
+
+        session = self._session or self._open()
+        try:
+            async with session.post(self.url, data=jsontext.dumps_bytes(body)) as response:
+                status, retry_after = response.status, response.headers.get("Retry-After")
+                raw = await response.read()
+        except TimeoutError as error:  # asyncio's TimeoutError, aiohttp's ServerTimeoutError
+            raise BackendError(f"timed out after {self.timeout_s:g} s", transient=True) from error
+        except aiohttp.ClientError as error:
+            raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
+        if status >= 400:
+            raise BackendError(
+                f"HTTP {status}: {short(error_message(raw))}",
+                transient=status in (408, 409, 429) or status >= 500,
+                retry_after=retry_after_s(retry_after),
+                status=status,
+            )
+        try:
+            reply = jsontext.loads(raw)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            text = raw.decode("utf-8", errors="replace")
+            raise BackendError(f"the server's reply is not a JSON object: {short(text)}", transient=True)
+        return reply
+
+    def _open(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        https = self.url.startswith("https:")
+        connector = aiohttp.TCPConnector(limit=0, ssl=_certificates() if https else True)  # --concurrency bounds
+        self._session = aiohttp.ClientSession(
+            headers=self.headers,
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=self.timeout_s),
+            trust_env=True,  # proxies from the environment, as the SDK's httpx reads them
+        )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+        self._session = None
+
+
+def _certificates() -> ssl.SSLContext:
+    """Certificates as httpx (under the SDK) reads them: SSL_CERT_FILE or SSL_CERT_DIR where set, else certifi's."""
+    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    if not cafile and not capath:
+        import certifi
+
+        cafile = certifi.where()
+    return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
+
+
+def error_message(raw: bytes) -> str:
+    """An error reply's own message (OpenAI's `{"error": {"message": ...}}`), else its text."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        body = jsontext.loads(text)
+    except ValueError:
+        return text
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else text
+
+
+def retry_after_s(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to exponential backoff
+
+
+def short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[:limit] + "…"
