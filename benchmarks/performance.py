@@ -150,7 +150,7 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> dict[str, An
 
 def sdk_replay(url: str, requests: Path, concurrency: int, http: str = "aiohttp") -> dict[str, Any]:
     """The bare `openai` client sending `requests` again at `concurrency`, from a fresh process, on the HTTP stack
-    `http` (aiohttp by default: the one ragfacts uses, so a pair compares the same stack)."""
+    `http` (aiohttp by default: the SDK's fastest)."""
     done = timed(
         [
             sys.executable,
@@ -282,7 +282,7 @@ def overhead(calls: int, profile: bool) -> dict[str, Any]:
     async def measure() -> dict[str, float]:
         timings: dict[str, list[float]] = {"httpx": [], "openai": [], "ragfacts": []}
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            sdk = AsyncOpenAI(base_url=url, api_key=KEY, http_client=DefaultAioHttpClient())  # ragfacts' stack
+            sdk = AsyncOpenAI(base_url=url, api_key=KEY, http_client=DefaultAioHttpClient())  # the SDK's fastest
             chat = model(url, 1)
             for _ in range(10):  # warm-up: connections, imports, schema caches
                 await client.post("/chat/completions", json=body)

@@ -6,9 +6,9 @@ once within `--concurrency` (no dependencies between them, so this is at least a
 
     python benchmarks/sdk_replay.py URL REQUESTS.jsonl --concurrency 32 [--http aiohttp|httpx|raw-aiohttp]
 
-`--http` is the HTTP stack under the SDK: aiohttp (`DefaultAioHttpClient`, what ragfacts uses where the SDK offers
-it; the default here too, so that both sides of a comparison use the same stack) or httpx (the SDK's own default);
-raw-aiohttp is aiohttp without the SDK, as a reference for what the SDK's layers cost.
+`--http` is the HTTP stack under the SDK: aiohttp (`DefaultAioHttpClient`, the SDK's fastest, the default here) or
+httpx (the SDK's own default); raw-aiohttp is aiohttp without the SDK, as ragfacts sends by default, as a reference
+for what the SDK's layers cost.
 
 Prints one JSON line: the calls made and the seconds spent sending them (the caller times the whole process).
 """
