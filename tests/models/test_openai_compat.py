@@ -333,3 +333,14 @@ async def test_a_proxy_from_the_environment_carries_the_calls_on_every_transport
     await model.aclose()
     assert completion.ok, completion.failure
     assert scripted_server.requests[0].path == "http://judge.invalid/v1/chat/completions"
+
+
+async def test_without_a_base_url_openai_base_url_is_read_as_the_sdk_reads_it(scripted_server, monkeypatch):
+    from ragfacts.models import ModelOptions
+    from ragfacts.models.openai_compat import OpenAICompatibleModel
+
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_server.base_url)
+    model = OpenAICompatibleModel("scripted-model", ModelOptions(), api_key=TEST_KEY)
+    completion = await model.complete(ASK, Verdict)
+    await model.aclose()
+    assert completion.ok and len(scripted_server.requests) == 1

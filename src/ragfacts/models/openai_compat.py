@@ -174,7 +174,8 @@ class OpenAICompatibleModel(ChatModel):
     def _http(self) -> Literal["direct", "aiohttp", "httpx"]:
         """The transport `-M http=` names; by default direct, or httpx for a base URL with credentials in it
         (`http://user:pass@host/v1`, a gateway's): aiohttp refuses them beside the key's Authorization header."""
-        credentials = self.base_url is not None and "@" in urlsplit(self.base_url).netloc
+        url = self.base_url or os.environ.get("OPENAI_BASE_URL")  # as both transports read it
+        credentials = url is not None and "@" in urlsplit(url).netloc
         if credentials and self.options.http not in (None, "httpx"):
             raise ConfigurationError(
                 f"-M http={self.options.http} cannot send to a base URL with credentials in it; leave -M http unset "
