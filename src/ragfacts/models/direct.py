@@ -14,6 +14,7 @@ count every retry and honour Retry-After. `-M http=aiohttp` or `-M http=httpx` s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,7 @@ class DirectClient:
             async with session.post(self.url, data=jsontext.dumps_bytes(body)) as response:
                 status, retry_after = response.status, response.headers.get("Retry-After")
                 raw = await response.read()
-        except TimeoutError as error:  # asyncio's TimeoutError, aiohttp's ServerTimeoutError
+        except (TimeoutError, asyncio.TimeoutError) as error:  # one class from Python 3.11; aiohttp's timeouts too
             raise BackendError(f"timed out after {self.timeout_s:g} s", transient=True) from error
         except aiohttp.ClientError as error:
             raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
