@@ -115,6 +115,16 @@ def test_a_run_directory_reads_back_without_a_model(make_model, scripted_server,
     assert isinstance(read.details[0]["lface4rag"], CheckResult)
 
 
+def test_rows_given_in_memory_read_back_in_their_order_whatever_order_they_finished_in(
+    make_model, scripted_server, tmp_path
+):
+    made = ragfacts.evaluate(ROWS, model=make_model(), output=tmp_path / "run")
+    results = tmp_path / "run" / "results.jsonl"
+    lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
+    results.write_text("".join(reversed(lines)), encoding="utf-8")  # as if the last row had finished first
+    assert [row["id"] for row in ragfacts.read_run(tmp_path / "run").rows] == [row["id"] for row in made.rows]
+
+
 def test_reading_a_folder_that_holds_no_run_says_so(tmp_path):
     from ragfacts.bench.rundir import RunError
 

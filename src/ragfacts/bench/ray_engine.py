@@ -125,7 +125,8 @@ class JudgeWorker:
         started = time.perf_counter()
         with request_priority(rank):
             result = await method.evaluate(item, self.model)
-        line = _line(item, method, self.configs[spec], result.outcome(), result, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        line = _line(item, method, self.configs[spec], result.outcome(), result, seconds, rank)
         down = None
         if self.stop_after_failures and self.model.health.consecutive_failures >= self.stop_after_failures:
             down = _down_message(self.model, self.stop_after_failures)

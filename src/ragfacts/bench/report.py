@@ -65,7 +65,7 @@ def load_run(path: str | Path) -> RunData:
             continue  # a result of another configuration: not part of this run
         item = run.items.setdefault(line["id"], Item.model_validate(line["item"]))
         run.lines.setdefault(item.id or line["id"], {})[line["method"]] = line
-    run.items = _in_input_order(run.items, manifest)
+    run.items = _in_input_order(run.items, manifest, run.lines)
     outcomes: dict[str, list[Outcome]] = {m["key"]: [] for m in methods}
     for by_method in run.lines.values():
         for method, line in by_method.items():
@@ -83,21 +83,35 @@ def load_run(path: str | Path) -> RunData:
     return run
 
 
-def _in_input_order(items: dict[str, Item], manifest: Manifest) -> dict[str, Item]:
-    """The items in the order of the dataset's rows, where the dataset is still there unchanged (results.jsonl holds
-    them in the order they were judged); else as they are. Items the file no longer yields come last."""
+def _in_input_order(
+    items: dict[str, Item], manifest: Manifest, lines: dict[str, dict[str, dict[str, Any]]]
+) -> dict[str, Item]:
+    """The items in the order of the dataset's rows (results.jsonl holds them in the order they were judged): read
+    from the dataset where it is still there unchanged, else from the row each line records (rows given in memory;
+    lines written by versions without it keep their order). Items the file no longer yields come last."""
     dataset = manifest.dataset
     path, sha256 = Path(dataset.path or ""), dataset.sha256
     if not sha256 or not path.is_file():
-        return items
+        return _by_recorded_row(items, lines)
     try:
         if check_readable(path) != sha256:
-            return items
+            return _by_recorded_row(items, lines)
         order = [item.id for item in Dataset.open(path, dataset.columns or None).items()]
     except DatasetError:
-        return items
+        return _by_recorded_row(items, lines)
     ordered = {item_id: items[item_id] for item_id in order if item_id in items}
     return ordered | {item_id: item for item_id, item in items.items() if item_id not in ordered}
+
+
+def _by_recorded_row(items: dict[str, Item], lines: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Item]:
+    rows: dict[str, int] = {}
+    for item_id in items:
+        recorded = [line.get("row") for line in lines.get(item_id, {}).values()]
+        known = [row for row in recorded if isinstance(row, int)]
+        if not known or len(known) < len(recorded):
+            return items  # lines from a version that did not record it: as they are
+        rows[item_id] = min(known)
+    return dict(sorted(items.items(), key=lambda entry: rows[entry[0]]))
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[RunData]:

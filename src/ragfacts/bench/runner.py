@@ -182,7 +182,7 @@ async def _judge(
             with request_priority(rank):  # the calls of earlier items go first: they finish, then new ones start
                 result = await method.evaluate(item, model)
             outcome = result.outcome()
-            append(_line(item, method, configs[method.spec], outcome, result, time.perf_counter() - started))
+            append(_line(item, method, configs[method.spec], outcome, result, time.perf_counter() - started, rank))
             report.ran += 1
             report.incomplete += not outcome.complete
             progress.advance(outcome, model.ledger.total())
@@ -201,7 +201,11 @@ async def _judge(
         await asyncio.gather(*workers, return_exceptions=True)
 
 
-def _line(item: Item, method: Task, config: str, outcome: Outcome, result: Any, seconds: float) -> dict[str, Any]:
+def _line(
+    item: Item, method: Task, config: str, outcome: Outcome, result: Any, seconds: float, row: int
+) -> dict[str, Any]:
+    """One results line. `row` is the item's place in the dataset: lines are written as they finish, and a run read
+    back puts its items in the dataset's order by it where the dataset cannot be read again (rows given in memory)."""
     return {
         "v": RESULTS_VERSION,
         "id": item.id,
@@ -214,6 +218,7 @@ def _line(item: Item, method: Task, config: str, outcome: Outcome, result: Any, 
         "result": result.model_dump(mode="json"),
         "seconds": round(seconds, 3),
         "finished": _now(),
+        "row": row,
     }
 
 
