@@ -45,7 +45,7 @@ def test_a_new_cache_opened_by_many_threads_at_once_is_migrated_once(tmp_path: P
 def test_settings_seen_again_key_as_they_did_first_and_equal_values_of_other_types_keep_their_own_keys(tmp_path):
     calls = CallCache(ResponseCache(tmp_path / "cache.sqlite3"), "openai", "m")
     identity = {"backend": "openai", "model": "m"}
-    temperatures = [0, 0.0, False, 0, 0.0, False]  # equal in Python, written 0, 0.0 and false
+    temperatures = [0, 0.0, -0.0, False, 0, 0.0, -0.0, False]  # equal in Python, written 0, 0.0, -0.0 and false
     keys = [
         calls.key(lambda: identity, [Message(role="user", content="q")], mode="json_schema", params={"temperature": t})
         for t in temperatures
@@ -63,7 +63,7 @@ def test_settings_seen_again_key_as_they_did_first_and_equal_values_of_other_typ
         for t in temperatures
     ]
     assert keys == made_afresh
-    assert len(set(keys)) == 3
+    assert len(set(keys)) == 4
     listed = calls.key(lambda: identity, [Message(role="user", content="q")], params={"stop": ["\n"]})  # not kept
     assert listed == cache_key(
         {"v": CACHE_KEY_VERSION, "model": digest(identity, length=64), "params": {"stop": ["\n"]}}, [("user", "q")]

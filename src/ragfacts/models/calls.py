@@ -25,6 +25,11 @@ from ragfacts.usage import Usage
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
+def _exact(value: Any) -> Any:
+    """`value`, or a float's text: floats that compare equal may be written differently (0.0, -0.0)."""
+    return repr(value) if type(value) is float else value
+
+
 class CallCache:
     """Replies by request key: the persistent cache (optional), and identical requests in flight answered once."""
 
@@ -54,16 +59,17 @@ class CallCache:
 
     def _settings_json(self, parts: dict[str, Any]) -> str | None:
         """The canonical JSON of a request's settings, kept for the few settings a run sends (about one per stage):
-        the same text, made once. Only settings of plain values are kept, and by their types too (`0`, `0.0` and
-        `False` are equal in Python and written differently); None for the others (the caller makes their text)."""
+        the same text, made once. Only settings of plain values are kept, by their types and floats by their text
+        (`0`, `0.0`, `-0.0` and `False` are equal in Python and written differently); None for the others (the caller
+        makes their text)."""
         memo: list[tuple[Any, ...]] = []
         for name, value in parts.items():
             if type(value) is dict:
                 if not all(type(v) in _PLAIN and type(k) is str for k, v in value.items()):
                     return None
-                memo.append((name, tuple((k, type(v), v) for k, v in value.items())))
+                memo.append((name, tuple((k, type(v), _exact(v)) for k, v in value.items())))
             elif type(value) in _PLAIN:
-                memo.append((name, type(value), value))
+                memo.append((name, type(value), _exact(value)))
             else:
                 return None
         key = tuple(memo)
