@@ -73,9 +73,15 @@ async def test_the_report_lists_answers_in_the_dataset_s_order_not_the_order_the
     results.write_text("".join(reversed(lines)), encoding="utf-8")  # as if the last row had been judged first
     data = json.loads(render_html([load_run(run_dir)]).split('id="report-data">', 1)[1].split("</script>", 1)[0])
     assert [item["id"] for item in data["items"]] == ["r0", "r1", "r2", "r3"]
-    (tmp_path / "data.jsonl").unlink()  # without the dataset, the order they were judged in
+    (tmp_path / "data.jsonl").unlink()  # without the dataset: the row each line records
     data = json.loads(render_html([load_run(run_dir)]).split('id="report-data">', 1)[1].split("</script>", 1)[0])
-    judged_order = list(dict.fromkeys(json.loads(line)["id"] for line in reversed(lines)))
+    assert [item["id"] for item in data["items"]] == ["r0", "r1", "r2", "r3"]
+    older = [json.loads(line) for line in reversed(lines)]
+    for line in older:  # lines written by a version that did not record the row: the order they were judged in
+        del line["row"]
+    results.write_text("".join(json.dumps(line) + "\n" for line in older), encoding="utf-8")
+    data = json.loads(render_html([load_run(run_dir)]).split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    judged_order = list(dict.fromkeys(line["id"] for line in older))
     assert [item["id"] for item in data["items"]] == judged_order != ["r0", "r1", "r2", "r3"]
 
 
