@@ -15,13 +15,15 @@ import random
 import time
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from pydantic import BaseModel
 
 from ragfacts.endpoints.options import EndpointOptions, EndpointRequest
 from ragfacts.endpoints.paths import PathError, kind_of
+
+if TYPE_CHECKING:
+    import httpx
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _SHOWN = 300  # characters of a reply shown in a failure
@@ -49,6 +51,8 @@ class EndpointClient:
         self._client: httpx.AsyncClient | None = None
 
     async def __aenter__(self) -> EndpointClient:
+        import httpx  # here: a judging run without --endpoint never pays for importing it
+
         limits = httpx.Limits(max_connections=self.options.concurrency)
         self._client = httpx.AsyncClient(timeout=self.options.timeout_s, limits=limits)
         return self
@@ -60,6 +64,8 @@ class EndpointClient:
 
     async def ask(self, question: str) -> Answer:
         """The service's answer to `question`, after any retries; never raises for the service's failures."""
+        import httpx
+
         body = self.request.body(question)
         failure = Answer(question=question, ok=False)
         for retry in range(self.options.max_retries + 1):
