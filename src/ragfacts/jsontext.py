@@ -20,10 +20,7 @@ _OPTIONS = orjson.OPT_NON_STR_KEYS
 
 def dumps(value: Any) -> str:
     """Compact JSON text."""
-    try:
-        return orjson.dumps(value, option=_OPTIONS).decode("utf-8")
-    except orjson.JSONEncodeError:  # what orjson does not write (an integer beyond 64 bits in a dataset's column)
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps_bytes(value).decode("utf-8")
 
 
 def dumps_bytes(value: Any) -> bytes:

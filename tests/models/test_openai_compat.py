@@ -129,6 +129,17 @@ async def test_retry_honours_retry_after(make_model, scripted_server):
     assert time.perf_counter() - started >= 0.3
 
 
+async def test_a_retry_after_given_as_an_http_date_is_honoured(make_model, scripted_server):
+    from email.utils import formatdate
+
+    when = formatdate(time.time() + 2, usegmt=True)  # whole seconds: 1 to 2 s from now
+    scripted_server.enqueue(Reply(status=429, headers={"Retry-After": when}), Reply.schema_valid())
+    started = time.perf_counter()
+    completion = await make_model(retry_base_s=0.0).complete(ASK, Verdict)
+    assert completion.ok and completion.retries == 1
+    assert time.perf_counter() - started >= 0.9  # without reading the date: retry_base_s=0, at once
+
+
 async def test_transient_failure_after_retries_run_out(make_model, scripted_server):
     scripted_server.enqueue(*[Reply.error(500)] * 3)
     completion = await make_model(max_retries=2).complete(ASK, Verdict)

@@ -13,14 +13,13 @@ import asyncio
 import json
 import random
 import time
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from ragfacts.endpoints.options import EndpointOptions, EndpointRequest
 from ragfacts.endpoints.paths import PathError, kind_of
+from ragfacts.retry_after import seconds_to_wait
 
 if TYPE_CHECKING:
     import httpx
@@ -87,7 +86,7 @@ class EndpointClient:
                 failure = self._failed(question, retry, status, f"HTTP {status}: {_shown(response.text)}")
                 failure.latency_s = round(latency, 4)
                 transient = status in _TRANSIENT_STATUS or status >= 500
-                retry_after = _retry_after(response.headers.get("retry-after"))
+                retry_after = seconds_to_wait(response.headers.get("retry-after"))
             if not transient or retry == self.options.max_retries:
                 break
             await asyncio.sleep(self._backoff(retry, retry_after))
@@ -162,23 +161,6 @@ def _text(value: Any) -> str | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
 
 
 def _describe(error: Exception) -> str:

@@ -3,7 +3,7 @@
 Why (`python benchmarks/http_stack.py`, 2 cores, the same recorded requests): the SDK's layers over the HTTP stack
 (building its request options, its request and response objects, its own JSON encoder) cost about 3 ms of client
 CPU per call, and importing the SDK 0.7-0.9 s a run. aiohttp alone replays the same calls for under 1 ms each, start-up
-included, and reaches 83-90% of the latency bound where the SDK reaches 59-80%.
+included, and reaches 84-90% of the latency bound where the SDK reaches 58-80%.
 
 What the SDK does for a chat-completions call and this does too: the base URL (else OPENAI_BASE_URL, else OpenAI's),
 the key as a Bearer token, OPENAI_ORG_ID and OPENAI_PROJECT_ID as the `OpenAI-Organization` and `OpenAI-Project`
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import ragfacts
 from ragfacts import jsontext
 from ragfacts.models._errors import BackendError
+from ragfacts.retry_after import seconds_to_wait
 
 if TYPE_CHECKING:
     import aiohttp
@@ -67,7 +68,7 @@ class DirectClient:
             raise BackendError(
                 f"HTTP {status}: {short(error_message(raw))}",
                 transient=status in (408, 409, 429) or status >= 500,
-                retry_after=retry_after_s(retry_after),
+                retry_after=seconds_to_wait(retry_after),
                 status=status,
             )
         try:
@@ -118,13 +119,6 @@ def error_message(raw: bytes) -> str:
     error = body.get("error", body) if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) and message else text
-
-
-def retry_after_s(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to exponential backoff
 
 
 def short(message: str, limit: int = 300) -> str:

@@ -33,8 +33,8 @@ class ModelOptions(BaseModel):
     http: Literal["direct", "aiohttp", "httpx"] | None = Field(
         None,
         description="endpoints: how calls are sent; direct = on aiohttp without the openai SDK (the default: about "
-        "a quarter of the SDK's client CPU per call), aiohttp or httpx = through the SDK on that stack (httpx for "
-        "SOCKS proxies or HTTP/2); a base URL with credentials in it goes on httpx",
+        "1 ms less client CPU per call, and no SDK import), aiohttp or httpx = through the SDK on that stack (httpx "
+        "for SOCKS proxies or HTTP/2); a base URL with credentials in it goes on httpx",
     )
     concurrency: int = Field(8, ge=1, description="requests in flight at once")
     rpm: float | None = Field(

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragfacts import jsontext
 from ragfacts.models._errors import BackendError, ConfigurationError
-from ragfacts.models.direct import retry_after_s, short
+from ragfacts.models.direct import short
+from ragfacts.retry_after import seconds_to_wait
 
 if TYPE_CHECKING:
     import openai
@@ -51,7 +52,7 @@ class SdkClient:
             raise BackendError(
                 f"HTTP {status}: {short(error.message)}",
                 transient=status in (408, 409, 429) or status >= 500,
-                retry_after=retry_after_s(error.response.headers.get("retry-after")),
+                retry_after=seconds_to_wait(error.response.headers.get("retry-after")),
                 status=status,
             ) from error
         except (openai.APITimeoutError, openai.APIConnectionError) as error:
