@@ -19,6 +19,7 @@ class Verdict(BaseModel):
 
 
 ASK = [Message(role="user", content="Is the answer supported?")]
+ASK_2 = [Message(role="user", content="Is the second answer supported?")]
 
 
 async def test_structured_parse_success_sends_json_schema(make_model, scripted_server):
@@ -344,6 +345,32 @@ async def test_a_proxy_from_the_environment_carries_the_calls_on_every_transport
     await model.aclose()
     assert completion.ok, completion.failure
     assert scripted_server.requests[0].path == "http://judge.invalid/v1/chat/completions"
+
+
+@pytest.mark.parametrize("http", ["direct", "aiohttp", "httpx"])
+async def test_a_proxys_credentials_go_to_the_proxy_and_no_proxy_is_honoured(scripted_server, monkeypatch, http):
+    import base64
+
+    from ragfacts.models import ModelOptions
+    from ragfacts.models.openai_compat import OpenAICompatibleModel
+
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = scripted_server.base_url.removesuffix("/v1").replace("http://", "http://proxyuser:proxypass@")
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    url = "http://judge.invalid/v1"
+    model = OpenAICompatibleModel("scripted-model", ModelOptions(http=http, max_retries=0), base_url=url, api_key="k")
+    assert (await model.complete(ASK, Verdict)).ok
+    assert (await model.complete(ASK_2, Verdict)).ok  # the proxy is kept for every call, not only the first
+    await model.aclose()
+    expected = "Basic " + base64.b64encode(b"proxyuser:proxypass").decode()
+    assert [r.headers.get("proxy-authorization") for r in scripted_server.requests] == [expected, expected]
+
+    monkeypatch.setenv("NO_PROXY", "judge.invalid")  # bypassed: the call goes to judge.invalid itself, and fails
+    model = OpenAICompatibleModel("scripted-model", ModelOptions(http=http, max_retries=0), base_url=url, api_key="k")
+    assert not (await model.complete(ASK, Verdict)).ok
+    await model.aclose()
+    assert len(scripted_server.requests) == 2
 
 
 async def test_without_a_base_url_openai_base_url_is_read_as_the_sdk_reads_it(scripted_server, monkeypatch):
