@@ -1,5 +1,5 @@
 """`python -m ragfacts`: the command line."""
 
-from ragfacts.cli import main
+from ragfacts.cli import run
 
-main()
+run()

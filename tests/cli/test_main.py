@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import typer
@@ -154,3 +156,34 @@ def test_a_run_loads_its_own_command_only(args, loaded, not_loaded):
     assert all(name in modules for name in loaded) and not any(name in modules for name in not_loaded)
     if args == ["--help"]:
         assert all(f" {name} " in done.stdout for name in ("check", "evaluate", "train-head"))
+
+
+def _program(prelude: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`ragfacts ARGS` as the installed program runs it (`ragfacts.cli.run`), after `prelude` in the same process."""
+    code = f"import sys\n{prelude}\nsys.argv = ['ragfacts', *sys.argv[1:]]\nfrom ragfacts.cli import run\nrun()\n"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as it is for most users
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_the_program_ends_with_the_commands_exit_code_its_output_flushed_and_the_exit_handlers_run():
+    prelude = "import atexit\natexit.register(lambda: print('exit handler ran', file=sys.stderr))"
+    done = _program(prelude, "methods", "--json")
+    assert done.returncode == 0 and "lface4rag" in done.stdout
+    assert done.stderr.count("exit handler ran") == 1  # once: run() calls them, Python does not again
+
+    done = _program("", "check", "no-such-file.jsonl")
+    assert done.returncode == 2 and "no-such-file.jsonl" in done.stderr and "Traceback" not in done.stderr
+
+    # what is left in stdout's buffer when the process ends (here by the last exit handler) reaches the reader
+    done = _program("import atexit\natexit.register(lambda: sys.stdout.write('the last words'))", "--version")
+    assert done.returncode == 0 and done.stdout.endswith("\nthe last words")
+
+
+def test_the_program_waits_for_a_thread_that_is_still_working(tmp_path: Path):
+    marker = tmp_path / "finished"
+    prelude = (
+        "import threading, time, pathlib\n"
+        f"threading.Thread(target=lambda: (time.sleep(0.5), pathlib.Path({str(marker)!r}).write_text('done'))).start()"
+    )
+    done = _program(prelude, "--version")
+    assert done.returncode == 0 and marker.read_text() == "done"

@@ -8,9 +8,11 @@ run stopped early (rerun to resume), 4 an internal error (RAGFACTS_DEBUG=1 shows
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import sys
+import threading
 from typing import Any, NamedTuple
 
 import typer
@@ -134,6 +136,38 @@ def main(argv: list[str] | None = None) -> None:
             "This is a bug in ragfacts; please report it. RAGFACTS_DEBUG=1 shows the traceback."
         )
         raise SystemExit(_app.EXIT_INTERNAL) from None
+
+
+def run() -> None:
+    """The `ragfacts` program (`python -m ragfacts` too): `main`, then the process ends without tearing its objects
+    down one by one.
+
+    At the end of a run, Python's own shutdown frees every module and object (numpy, pydantic, a thousand results):
+    0.1 s of every command (`benchmarks/performance.py` measures the commands as users run them). Everything a
+    command writes is already on disk (run-directory files are written unbuffered, the response cache's commits are
+    in the kernel's hands), so, as mypy does, this exits at once: after the exit handlers (logging, Ray, temporary
+    directories) and with stdout and stderr flushed. Where that cannot be done cleanly (a thread that is still
+    running and not a daemon, an exit code that is a message, a stream that cannot be flushed), Python ends the
+    process as usual. `main` itself, which tests and embedding code call, returns or raises as before.
+    """
+    try:
+        main()
+        code: object = 0
+    except SystemExit as done:
+        code = done.code
+    if code is None:
+        code = 0
+    if not isinstance(code, int) or any(
+        t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
+    ):
+        raise SystemExit(code)
+    atexit._run_exitfuncs()  # run once: Python does not run them again
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # e.g. stdout piped into `head`: Python reports it and exits 120, as without this
+        raise SystemExit(code) from None
+    os._exit(code)
 
 
 def _list_commands() -> None:

@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-from ragfacts.methods.precision.head import shipped_head
 from ragfacts.models import ConfigurationError, ModelProfile
 from ragfacts.text import detect_lang
 
@@ -133,6 +132,8 @@ def default_strategy(profile: ModelProfile) -> Strategy:
     unknown size (an endpoint, unless -M size_b=... declares it) is assumed capable: the paper's pipeline was
     made for GPT-4-class models.
     """
+    from ragfacts.methods.precision.head import shipped_head  # numpy: imported only for a model with a hidden state
+
     if profile.hidden_state and shipped_head(profile.sha256) is not None:
         return "trained_head"
     if profile.small and profile.label_scores is not False:
