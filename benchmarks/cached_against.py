@@ -42,8 +42,12 @@ def measure(revision: str, pairs: int) -> dict[str, Any]:
             byte_compile()
             data = write_rows(scratch / "answers.jsonl", ANSWERS)
             process, url = start(0.0)
+            # A home each: the schemas' digest is stored there per version of the sources, one at a time
             base = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home")}
-            envs = {"this checkout": base, revision: {**base, "PYTHONPATH": str(other / "src")}}
+            envs = {
+                "this checkout": base,
+                revision: {**base, "PYTHONPATH": str(other / "src"), "RAGFACTS_HOME": str(scratch / "home-other")},
+            }
             flags = ["--model", "openai:bench", "--base-url", url, "--concurrency", "32", "--json", "evaluate"]
             seconds: dict[str, list[float]] = {name: [] for name in envs}
             cpu: dict[str, list[float]] = {name: [] for name in envs}
