@@ -223,3 +223,18 @@ async def test_calls_of_items_already_started_are_served_before_the_first_calls_
     # one slot, three answers started at once: first come first served would run the three decompositions
     # first; by rank, the fact checks of the first two answers go before the third answer's decomposition
     assert stages == ["decompose", "decompose", "fact", "fact", "decompose", "fact"]
+
+
+async def test_a_fully_cached_run_journals_its_hits_in_sums_and_its_ledger_counts_every_one(
+    tmp_path, make_model, scripted_server
+):
+    data = write(tmp_path / "data.jsonl", rows("a1", "a2", "a3"))
+    await run(RunDir(tmp_path / "first"), plan(data, "lface4rag", "faaf"), make_model(cache=True))
+    scripted_server.reset()
+    run_dir = RunDir(tmp_path / "cached")
+    report = await run(run_dir, plan(data, "lface4rag", "faaf"), make_model(cache=True))
+    assert scripted_server.requests == [] and report.usage.cache_hits == 15
+    stages = {json.loads(line)["stage"] for line in run_dir.journal.read_text().splitlines()}
+    assert len(run_dir.journal.read_text().splitlines()) == len(stages) < 15  # one sum per stage, not a line a hit
+    ledger = json.loads(run_dir.ledger.read_text())
+    assert (ledger["total"]["cache_hits"], ledger["total"]["completions"], ledger["total"]["calls"]) == (15, 15, 0)
