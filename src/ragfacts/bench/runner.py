@@ -124,7 +124,9 @@ async def run(
             report.usage = _difference(model.ledger.total(), usage_before)
             report.seconds = time.perf_counter() - started
             report.not_run = report.results - report.reused - report.ran
-            report.dropped = _compact(run_dir, configs, current)
+            # Into an empty results file this run writes one current line per pair: nothing to compact or read
+            fresh = index.lines == 0 and judge is None
+            report.dropped = 0 if fresh else _compact(run_dir, configs, current)
             _record_invocation(run_dir, manifest, report, invocation)
     return report
 
