@@ -113,14 +113,22 @@ def _performance_costs(data: dict[str, Any]) -> str:
             f"{count(cached['answers'])} answers: first run",
             f"{cached['first_run']['seconds']:.1f} s ({count(cached['first_run']['calls'])} calls)",
         ],
-        ["fully cached re-run", f"{cached['cached_rerun']['seconds']:.2f} s ({cached['cached_rerun']['calls']} calls)"],
         [
-            "resuming the finished run",
+            f"fully cached re-run{_of(cached['cached_rerun'])}",
+            f"{cached['cached_rerun']['seconds']:.2f} s ({cached['cached_rerun']['calls']} calls)",
+        ],
+        [
+            f"resuming the finished run{_of(cached['resume_finished'])}",
             f"{cached['resume_finished']['seconds']:.2f} s ({cached['resume_finished']['calls']} calls)",
         ],
         [f"`ragfacts --help` (median of {data['startup']['runs']})", f"{data['startup']['median_s']:.2f} s"],
     ]
     return table(["measure", "value"], rows)
+
+
+def _of(runs: dict[str, Any]) -> str:
+    """The label's " (median of N)", where the figure is the median of several runs."""
+    return f" (median of {len(runs['each'])})" if "each" in runs else ""
 
 
 @results_table("performance.memory", "performance.json")
