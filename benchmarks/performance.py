@@ -338,9 +338,12 @@ def top_functions(profiler: cProfile.Profile, count: int = 15) -> list[str]:
 def cli(args: list[str], env: dict[str, str], measure_rss: bool = False) -> dict[str, Any]:
     """Run the ragfacts command line in a fresh process: exit code, wall time and (optionally) its peak RSS."""
     if measure_rss:
+        # The process's own peak (VmHWM). Not getrusage's ru_maxrss: on Linux a child starts with its parent's peak
+        # at the fork, so it reported this script's size whatever ragfacts used.
         code = (
-            "import resource, sys\nfrom ragfacts.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
-            "    print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+            "import sys\nfrom ragfacts.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+            "    peak = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
+            "    print('RSS_KB', peak, file=sys.stderr)"
         )
         command = [sys.executable, "-c", code, *args]
     else:
