@@ -350,20 +350,18 @@ class ChatModel(Transport, ABC):
 
 
 def _from_record(record: dict[str, Any], schema: ReplySchema | None, base: Completion) -> Completion | None:
-    """A stored reply as a cache hit; None (a miss) where the schema no longer accepts it."""
+    """A stored reply as a cache hit, filled into `base` (the call's own, made for it and given to nothing else: no
+    copy on a hit); None (a miss) where the schema no longer accepts it."""
     parsed = None
     if schema is not None:
         try:
             parsed = parse_reply(record["text"], schema)
         except ValueError:
             return None
-    return base.model_copy(
-        update={
-            "text": record["text"],
-            "parsed": parsed,
-            "cached": True,
-            "attempts": record["attempts"],
-            "finish_reason": record.get("finish_reason"),
-            "logprobs": record.get("logprobs"),
-        }
+    base.text, base.parsed, base.cached = record["text"], parsed, True
+    base.attempts, base.finish_reason, base.logprobs = (
+        record["attempts"],
+        record.get("finish_reason"),
+        record.get("logprobs"),
     )
+    return base
