@@ -14,8 +14,8 @@ class UsageLedger:
     A `sink` (the run directory's usage journal, while a run is judging) is told of every call as it is counted,
     so what was paid for is on disk even if the process is killed the next moment. Cache hits, which cost nothing,
     are told in one sum per stage every `HITS_PER_LINE` hits and when the sink is detached: a fully cached run of
-    1,000 answers writes a few lines, not 7,000 (a killed run may leave its last hits uncounted; resumed, it counts
-    them again as it meets them).
+    1,000 answers writes a few lines, not 7,000. The price: a process killed mid-run (kill -9) leaves up to
+    `HITS_PER_LINE - 1` hits per stage out of its ledger's `cached` column; every paid call and every failure is in.
     """
 
     HITS_PER_LINE = 256
