@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragfacts.retry_after import seconds_to_wait
+
 
 class BackendError(Exception):
     """A request failed; `transient` errors are retried with backoff."""
@@ -23,6 +25,17 @@ class BackendError(Exception):
         self.status = status
         self.reply = reply  # the RawReply when the server answered (its tokens are still counted)
         self.retries_used = 0  # set by the model layer when it gives up
+
+    @classmethod
+    def http(cls, status: int, message: str, retry_after: str | None) -> BackendError:
+        """An HTTP error reply (status >= 400), whichever client got it: transient for 408, 409, 429 and 5xx, with
+        the wait its Retry-After header asks for (seconds or an HTTP date)."""
+        return cls(
+            f"HTTP {status}: {message}",
+            transient=status in (408, 409, 429) or status >= 500,
+            retry_after=seconds_to_wait(retry_after),
+            status=status,
+        )
 
 
 class ConfigurationError(Exception):

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import ragfacts
 from ragfacts import jsontext
 from ragfacts.models._errors import BackendError
-from ragfacts.retry_after import seconds_to_wait
 
 if TYPE_CHECKING:
     import aiohttp
@@ -68,12 +67,7 @@ class DirectClient:
         except aiohttp.ClientError as error:
             raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
         if status >= 400:
-            raise BackendError(
-                f"HTTP {status}: {short(error_message(raw))}",
-                transient=status in (408, 409, 429) or status >= 500,
-                retry_after=seconds_to_wait(retry_after),
-                status=status,
-            )
+            raise BackendError.http(status, short(error_message(raw)), retry_after)
         try:
             reply = jsontext.loads(raw)
         except ValueError:

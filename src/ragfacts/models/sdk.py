@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragfacts import jsontext
 from ragfacts.models._errors import BackendError, ConfigurationError
 from ragfacts.models.direct import short
-from ragfacts.retry_after import seconds_to_wait
 
 if TYPE_CHECKING:
     import openai
@@ -48,13 +47,8 @@ class SdkClient:
             else:
                 reply = await self._client.post("/chat/completions", cast_to=object, body=body)
         except openai.APIStatusError as error:
-            status = error.status_code
-            raise BackendError(
-                f"HTTP {status}: {short(error.message)}",
-                transient=status in (408, 409, 429) or status >= 500,
-                retry_after=seconds_to_wait(error.response.headers.get("retry-after")),
-                status=status,
-            ) from error
+            retry_after = error.response.headers.get("retry-after")
+            raise BackendError.http(error.status_code, short(error.message), retry_after) from error
         except (openai.APITimeoutError, openai.APIConnectionError) as error:
             raise BackendError(f"{type(error).__name__}: {error}", transient=True) from error
         if not isinstance(reply, dict):
