@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragfacts.bench.summary import bootstrap_mean, row_view, summarise_method
+from ragfacts.bench.summary import bootstrap_mean, interval_95, row_view, summarise_method
 from ragfacts.methods.base import Outcome
 
 
@@ -22,6 +22,16 @@ def test_the_bootstrap_interval_holds_the_mean_and_is_the_same_every_time():
     assert bootstrap_mean(values) == estimate
     assert bootstrap_mean([1.0] * 5).model_dump() == {"value": 1.0, "low": 1.0, "high": 1.0, "n": 5}
     assert bootstrap_mean([]).value is None
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 40, 1999, 2000])
+def test_the_interval_is_numpys_2_5th_and_97_5th_percentile_to_the_last_bit(size):
+    import numpy as np
+
+    rng = np.random.default_rng(size)
+    for _ in range(20):
+        for draws in (rng.random(size), np.round(rng.random(size), 1), rng.random(size) * 1e6):
+            assert interval_95(draws) == tuple(np.percentile(draws, [2.5, 97.5]))
 
 
 def test_unscored_answers_count_as_not_consistent_and_failed_scores_as_zero():

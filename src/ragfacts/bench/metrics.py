@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragfacts.bench.summary import RESAMPLES, SEED, Estimate
+from ragfacts.bench.summary import RESAMPLES, SEED, Estimate, interval_95
 from ragfacts.typology import parse_error_type
 from ragfacts.usage import Usage
 
@@ -165,10 +165,10 @@ def _calibration(m: ClassificationMetrics, scored: Sequence[Judged]) -> None:
     draws = [
         expected_calibration_error(p[i], y[i]) for i in (rng.integers(0, len(p), len(p)) for _ in range(RESAMPLES))
     ]
-    low, high = np.percentile(draws, [2.5, 97.5])
+    low, high = interval_95(draws)
     value = expected_calibration_error(p, y)
     m.with_probability = len(scored)
-    m.calibration_error = Estimate(value=value, low=float(low), high=float(high), n=len(scored))
+    m.calibration_error = Estimate(value=value, low=low, high=high, n=len(scored))
     m.reliability = reliability(p, y)
     m.calibrated = all(j.calibrated for j in scored)
 
@@ -205,5 +205,5 @@ def _bootstrap(correct: Any, negative: Any, statistic: Statistic) -> Estimate:
         samples.append(statistic(correct[index], negative[index]))
     values = np.concatenate(samples)
     values = values[~np.isnan(values)]
-    low, high = np.percentile(values, [2.5, 97.5])
-    return Estimate(value=value, low=float(low), high=float(high), n=n)
+    low, high = interval_95(values)
+    return Estimate(value=value, low=low, high=high, n=n)

@@ -98,8 +98,26 @@ def bootstrap_mean(values: Sequence[float], resamples: int = RESAMPLES, seed: in
     for start in range(0, resamples, step):
         count = min(step, resamples - start)
         means[start : start + count] = data[rng.integers(0, n, size=(count, n))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return Estimate(value=float(data.mean()), low=float(low), high=float(high), n=n)
+    low, high = interval_95(means)
+    return Estimate(value=float(data.mean()), low=low, high=high, n=n)
+
+
+def interval_95(draws: Any) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of a non-empty array of bootstrap draws, as `numpy.percentile` computes them
+    (linear interpolation), without its first call's import of `numpy.ma` (13 ms at the end of every run)."""
+    import numpy as np
+
+    ordered = np.sort(np.asarray(draws, dtype=np.float64))
+    last = len(ordered) - 1
+    bounds = []
+    for q in (0.025, 0.975):
+        at = q * last
+        below = int(at)
+        above = min(below + 1, last)
+        t = at - below
+        a, b = float(ordered[below]), float(ordered[above])
+        bounds.append(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)  # numpy's own interpolation
+    return bounds[0], bounds[1]
 
 
 def row_view(item: dict[str, Any], outcomes: dict[str, Outcome], kinds: dict[str, Kind]) -> dict[str, Any]:
