@@ -194,7 +194,8 @@ def command_args(command: str, data: Path, out: Path) -> list[str]:
 
 def commands(levels: list[int], answers: int, repeats: int, scratch: Path) -> list[dict[str, Any]]:
     """Each command on `answers` answers at each concurrency, `repeats` times, each run followed by the bare client
-    replaying its requests: the medians of wall, runner and CPU time, and of the ratio of the pairs."""
+    replaying its requests, then aiohttp alone replaying them (no SDK, no dependencies between calls: the floor of
+    any Python client here): the medians of wall, runner and CPU time, and of the ratio of the pairs."""
     env = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home-commands")}
     data = write_rows(scratch / "commands.jsonl", answers)
     found = []
@@ -224,6 +225,8 @@ def commands(levels: list[int], answers: int, repeats: int, scratch: Path) -> li
                     "sdk_wall_s": round(sdk_wall, 2),
                     "sdk_share_of_bound": round(bound / sdk_wall, 3),
                     "sdk_cpu_ms_per_call": round(median([1000 * r["cpu_s"] / r["calls"] for r in bare]), 2),
+                    "raw_wall_s": round(median([r["raw_wall_s"] for r in bare]), 2),
+                    "raw_share_of_bound": round(bound / median([r["raw_wall_s"] for r in bare]), 3),
                     "wall_vs_sdk": round(median([o["wall_s"] / b["wall_s"] for o, b in pairs]), 3),
                     "wall_vs_sdk_range": [
                         round(min(o["wall_s"] / b["wall_s"] for o, b in pairs), 3),
@@ -259,6 +262,11 @@ def command_and_replay(
     process, url = start(LATENCY)
     try:
         bare = sdk_replay(url, requests, concurrency)
+    finally:
+        process.kill()
+    process, url = start(LATENCY)
+    try:
+        bare["raw_wall_s"] = sdk_replay(url, requests, concurrency, http="raw-aiohttp")["wall_s"]
     finally:
         process.kill()
     return ours, bare

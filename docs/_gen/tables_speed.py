@@ -44,6 +44,7 @@ def _commands(data: dict[str, Any]) -> str:
             f"{run['wall_s']:.1f} ({pct(run['share_of_bound_wall'], 0)}%)",
             f"{run['runner_s']:.1f} ({pct(run['share_of_bound_runner'], 0)}%)",
             f"{run['sdk_wall_s']:.1f} ({pct(run['sdk_share_of_bound'], 0)}%)",
+            f"{run['raw_wall_s']:.1f} ({pct(run['raw_share_of_bound'], 0)}%)" if "raw_wall_s" in run else "-",
             f"{run['wall_vs_sdk']:.2f}×",
             f"{run['cpu_ms_per_call']:.2f} / {run['sdk_cpu_ms_per_call']:.2f}",
         ]
@@ -64,6 +65,7 @@ def _commands(data: dict[str, Any]) -> str:
         "command wall s",
         "runner s",
         "bare client wall s",
+        "aiohttp alone wall s",
         "wall vs bare client",
         "CPU ms/call (ours / bare)",
     ]
