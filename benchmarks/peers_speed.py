@@ -15,7 +15,8 @@ the most requests the server held at once (a peer's setting bounds test cases, n
 score; the process's wall time, the evaluation's own time (imports and start-up excluded) and the process's CPU
 time; and the share of the bound, bound = max(calls × latency / C, chain × latency), chain = the longest run of
 dependent calls per answer (RAGAS: statements, then verdicts; DeepEval: truths and claims, then verdicts, then the
-reason; ragfacts' paper and batched modes and its `ragas`: decomposition, then the checks; holistic: one call).
+reason; ragfacts' paper and batched modes (stages apart or joint) and its `ragas`: decomposition, then the checks;
+holistic: one call).
 
 Needs RAGAS and DeepEval beside ragfacts, e.g. the adapters' venv:
     python -m venv /tmp/peers-speed && /tmp/peers-speed/bin/pip install -e ".[ragas,deepeval]" uvicorn
@@ -53,6 +54,7 @@ SYSTEMS: dict[str, tuple[str, str, int]] = {
     "DeepEval faithfulness": ("deepeval", "", 3),
     "ragfacts lface4rag (default: paper)": ("ragfacts", "lface4rag", 2),
     "ragfacts lface4rag batched": ("ragfacts", "lface4rag:batched=true", 2),
+    "ragfacts lface4rag batched, joint stages": ("ragfacts", "lface4rag:batched=true,joint_stages=true", 2),
     "ragfacts ragas": ("ragfacts", "ragas", 2),
     "ragfacts holistic": ("ragfacts", "holistic", 1),
 }

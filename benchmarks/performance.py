@@ -76,6 +76,7 @@ COMMANDS = {  # name: (method specs, calls per answer, critical path)
 METHODS = [
     "lface4rag:strategy=paper",
     "lface4rag:strategy=paper,batched=true",
+    "lface4rag:strategy=paper,batched=true,joint_stages=true",
     "lface4rag:strategy=holistic_then_localise",
     "lface4rag:strategy=sentence_scores",
     "lface4rag:strategy=holistic_score",

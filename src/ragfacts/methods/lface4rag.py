@@ -89,6 +89,8 @@ class LFace4RAG(PrecisionMethod[CheckOptions]):
         "fact_consistency_batch_direct",
         "logic_consistency_batch",
         "logic_consistency_batch_direct",
+        "fact_logic_batch",
+        "fact_logic_batch_direct",
         "holistic",
         "holistic_direct",
         "holistic_score",

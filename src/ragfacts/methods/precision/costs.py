@@ -144,14 +144,18 @@ def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: 
 
 
 def _batched(model: ChatModel, item: Item, segments: list[str], options: CheckOptions, lang: str) -> list[Usage]:
-    """One fact call (and, unless ablated, one logic call) for all `segments`, replies as long as per segment."""
+    """One fact call (and, unless ablated, one logic call; or one call for both) for all `segments`, replies as
+    long as per segment."""
     cot = options.chain_of_thought
     texts = {"reference": item.reference or "", "segments": number_segments(segments)}
     size = sum(approx_tokens(segment) for segment in segments)
     per_segment = (40, 3) if cot else (_DIRECT_REPLY, 0)
+    logic = (120, 2) if cot else (_DIRECT_REPLY, 0)
     stages: list[tuple[Stage, tuple[int, int]]] = [("fact", per_segment)]
-    if options.logic_stage:
-        stages.append(("logic", (120, 2) if cot else (_DIRECT_REPLY, 0)))
+    if options.logic_stage and options.joint_stages:  # one reply as long as both stages' replies
+        stages = [("joint", (per_segment[0] + logic[0], per_segment[1] + logic[1]))]
+    elif options.logic_stage:
+        stages.append(("logic", logic))
     return [
         estimate(
             model,

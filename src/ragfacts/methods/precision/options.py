@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragfacts.models import ConfigurationError, ModelProfile
 from ragfacts.text import detect_lang
@@ -84,7 +84,21 @@ class CheckOptions(BaseModel):
         description="check all segments of an answer in one call per stage (3 calls per answer in paper mode, "
         "whatever its length) instead of one call per segment and stage",
     )
+    joint_stages: bool = Field(
+        False,
+        description="with batched: the fact and the logic stage of every segment in one call (2 calls per answer, "
+        "as RAGAS makes) instead of one call per stage",
+    )
     lang: Literal["auto", "zh", "en"] = Field("auto", description="prompt language; auto = detected from the answer")
+
+    @model_validator(mode="after")
+    def _joint_needs_both_stages_batched(self) -> CheckOptions:
+        if self.joint_stages and not (self.batched and self.logic_stage):
+            raise ValueError(
+                "joint_stages puts the fact and the logic stage of every segment in one batched call: "
+                "it needs batched=true and the logic stage"
+            )
+        return self
 
     @field_validator("uncertain", mode="before")
     @classmethod

@@ -71,7 +71,7 @@ async def localise(model: ChatModel, item: Item, options: CheckOptions, lang: st
 async def run_paper(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """L-Face4RAG: 1 decomposition call, then 2 calls per segment (1 with the logic stage ablated).
 
-    Batched: 1 fact call and 1 logic call for all the segments, 3 calls per answer.
+    Batched: 1 fact call and 1 logic call for all the segments, 3 calls per answer (2 with joint stages).
     """
     result = _unscored(model, item, options, lang)
     await localise(model, item, options, lang, result)
