@@ -32,6 +32,8 @@ def test_the_interval_is_numpys_2_5th_and_97_5th_percentile_to_the_last_bit(size
     for _ in range(20):
         for draws in (rng.random(size), np.round(rng.random(size), 1), rng.random(size) * 1e6):
             assert interval_95(draws) == tuple(np.percentile(draws, [2.5, 97.5]))
+    with_nan = np.append(rng.random(size), np.nan)
+    assert all(np.isnan(bound) for bound in (*interval_95(with_nan), *np.percentile(with_nan, [2.5, 97.5])))
 
 
 def test_unscored_answers_count_as_not_consistent_and_failed_scores_as_zero():
