@@ -1,4 +1,5 @@
-"""batched=true: one fact call and one logic call for all segments, each segment's results as in paper mode."""
+"""batched=true: one fact call and one logic call for all segments (or one call for both, joint_stages=true), each
+segment's results as in paper mode."""
 
 from __future__ import annotations
 

@@ -31,6 +31,7 @@ from ragfacts.methods.prompting import ask
 from ragfacts.models import ChatModel
 
 Stage = Literal["fact", "logic", "joint"]
+OneStage = Literal["fact", "logic"]
 _SCHEMAS: dict[tuple[Stage, bool], type[BaseModel]] = {
     ("fact", True): FactCheck,
     ("fact", False): FactVerdict,
@@ -105,7 +106,7 @@ async def check_batched(
 
 
 async def check_batched(
-    model: ChatModel, item: Item, stage: Stage, segments: list[str], *, chain_of_thought: bool, lang: str
+    model: ChatModel, item: Item, stage: OneStage, segments: list[str], *, chain_of_thought: bool, lang: str
 ) -> tuple[CallRecord, list[FactResult] | list[LogicResult]]:
     """One call judging every segment at one stage: the call's record and each segment's stage result."""
     reference = item.reference or ""
