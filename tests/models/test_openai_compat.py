@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Literal
 
@@ -139,6 +140,13 @@ async def test_a_retry_after_given_as_an_http_date_is_honoured(make_model, scrip
     completion = await make_model(retry_base_s=0.0).complete(ASK, Verdict)
     assert completion.ok and completion.retries == 1
     assert time.perf_counter() - started >= 0.9  # without reading the date: retry_base_s=0, at once
+
+
+@pytest.mark.parametrize("header", ["nan", "inf"])
+async def test_a_retry_after_that_is_not_a_finite_number_is_ignored(make_model, scripted_server, header):
+    scripted_server.enqueue(Reply(status=429, headers={"Retry-After": header}), Reply.schema_valid())
+    completion = await asyncio.wait_for(make_model(retry_base_s=0.01).complete(ASK, Verdict), timeout=10)
+    assert completion.ok and completion.retries == 1
 
 
 async def test_transient_failure_after_retries_run_out(make_model, scripted_server):
