@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from ragfacts.text import approx_tokens
 
@@ -34,7 +35,8 @@ class Reply:
     completion_tokens: int = 7
     logprobs: list[dict[str, Any]] | None = None
     no_choices: bool = False  # a 200 whose body has an empty `choices` list (its usage is still reported)
-    # An error's message; "{key}" becomes the bearer token the request carried (servers that echo the key).
+    # An error's message; "{key}" becomes the key the request carried, as a bearer token or in an `api-key` header
+    # (servers that echo the key).
     error_message: str | None = None
 
     @classmethod
@@ -81,6 +83,17 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
     received_at: float = field(default_factory=time.monotonic)  # when the server read it (time.monotonic)
+
+    @property
+    def route(self) -> str:
+        """The path the request was sent to, without its query (`path` is the request line's target, query included;
+        an absolute URL when the server plays a proxy)."""
+        return urlsplit(self.path).path
+
+    @property
+    def query(self) -> dict[str, list[str]]:
+        """The request's query parameters, each with its values."""
+        return parse_qs(urlsplit(self.path).query, keep_blank_values=True)
 
     @property
     def prompt(self) -> str:
@@ -211,7 +224,8 @@ class ScriptedServer:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
                     message = reply.error_message or f"scripted {reply.status}"
-                    key = request.headers.get("authorization", "").removeprefix("Bearer ")
+                    bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+                    key = bearer or request.headers.get("api-key", "")
                     self._send(
                         reply.status,
                         {"error": {"message": message.replace("{key}", key), "type": "scripted"}},

@@ -72,6 +72,17 @@ def test_a_row_the_method_cannot_judge_is_refused_before_any_call(make_model, sc
     assert scripted_server.requests == []
 
 
+def test_evaluate_without_ground_truths_judges_precision_and_warns_that_recall_was_skipped(make_model, scripted_server):
+    from ragfacts.datasets.reader import DatasetError
+
+    scripted_server.when("<answer>", decomposition(SEG1))
+    with pytest.warns(UserWarning, match="recall skipped: none of the 1 rows"):
+        results = ragfacts.evaluate([{"reference": REFERENCE, "answer": SEG1}], model=make_model())
+    assert [s.method for s in results.summary] == ["lface4rag"] and results[0]["label"] == "consistent"
+    with pytest.raises(DatasetError, match="faaf"):
+        ragfacts.evaluate([{"reference": REFERENCE, "answer": SEG1}], model=make_model(), recall="faaf")
+
+
 @pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas is not installed")
 def test_results_convert_to_a_dataframe_with_the_texts_the_verdicts_and_the_facts(make_model, scripted_server):
     frame = ragfacts.evaluate(ROWS, model=make_model()).to_pandas()

@@ -14,11 +14,12 @@ work inside a running event loop (Jupyter). `model` is a spec string ("openai:NA
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from ragfacts.bench.applicable import check_applicable
+from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
 from ragfacts.bench.display import Summary, results_html, summary_line
 from ragfacts.bench.evaluation import RunResult, evaluate_plan, rows_of
 from ragfacts.bench.progress import NoProgress, progress_for
@@ -104,24 +105,32 @@ class Results(Sequence[dict[str, Any]]):
         return pd.DataFrame([row.record() for row in self.verdicts])
 
 
+class _Default(str):
+    """A method spec the caller did not give (the default): a judge that can judge none of the rows is left out,
+    with a warning, where one the caller named is refused."""
+
+
 def evaluate(
     data: Data,
     model: str | ChatModel | None = None,
     *,
-    precision: str | None = "lface4rag",
-    recall: str | None = "faaf",
+    precision: str | None = _Default("lface4rag"),
+    recall: str | None = _Default("faaf"),
     output: str | Path | None = None,
     mapping: dict[str, str] | None = None,
     settings: dict[str, Any] | None = None,
 ) -> Results:
     """Precision (against each row's reference) and recall (against its ground truth or facts) of every row.
 
-    `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip.
+    `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip; a default
+    one that can judge no row (recall of rows without a ground truth) is left out with a warning.
     `settings` (also of `check` and `recall`): base_url, concurrency, cache (bool), cache_dir, limit, force,
     progress (bool), model_options (a dict of ModelOptions, e.g. {"mode": "tool"}).
     """
-    methods = [create_method(spec) for spec in (precision, recall) if spec]
-    return _run(_dataset(data, mapping), methods, model, output, strict=False, **(settings or {}))
+    specs = [spec for spec in (precision, recall) if spec]
+    methods = [create_method(spec) for spec in specs]
+    defaults = {m.spec for m, spec in zip(methods, specs, strict=True) if isinstance(spec, _Default)}
+    return _run(_dataset(data, mapping), methods, model, output, strict=False, defaults=defaults, **(settings or {}))
 
 
 def check(
@@ -199,6 +208,7 @@ def _run(
     output: str | Path | None,
     *,
     strict: bool,
+    defaults: Collection[str] = (),
     base_url: str | None = None,
     concurrency: int = 8,
     cache: bool = True,
@@ -209,6 +219,8 @@ def _run(
     model_options: dict[str, Any] | None = None,
 ) -> Results:
     plan = RunPlan(dataset=dataset, methods=methods, limit=limit, force=force, in_flight=2 * concurrency)
+    for method in drop_idle(plan, defaults):
+        warnings.warn(skipped_line(dataset, method, python=True), stacklevel=3)
     check_applicable(plan, strict=strict)
 
     async def job() -> Results:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.table import Table
+from rich.text import Text
 
 from ragfacts import jsontext, redaction
 
@@ -24,7 +25,9 @@ class RedactingConsole(Console):
 
 
 class PlainWhenPiped(RedactingConsole):
-    """On a terminal, its width; piped (a log, `| less`, CI), lines as wide as their text: tables never wrap."""
+    """On a terminal, its width; piped (a log, `| less`, CI), 120 columns unless COLUMNS says otherwise. Messages
+    are never hard-wrapped (paths stay whole in logs); tables, with their titles and captions, fit the width: their
+    long cells wrap within their column, or end in "…" where the table asks for one line a row."""
 
     @property
     def size(self) -> ConsoleDimensions:
@@ -37,8 +40,19 @@ class PlainWhenPiped(RedactingConsole):
     def size(self, new_size: tuple[int, int]) -> None:
         self._width, self._height = new_size
 
+    def _render_buffer(self, buffer: Any) -> str:
+        text = super()._render_buffer(buffer)
+        if self.is_terminal:
+            return text
+        return "\n".join(line.rstrip(" ") for line in text.split("\n"))  # no padding to the width in a log
 
-PIPED_WIDTH = 1_000  # wide enough for any table row; a table takes only the width its cells need
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        if soft_wrap is None and any(not isinstance(thing, str | Text) for thing in objects):
+            soft_wrap = False  # a table (or any other renderable) is laid out to the width, not left unwrapped
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
+
+PIPED_WIDTH = 120  # a CI log or a file read in an editor: wide tables wrap their cells rather than run on
 err = PlainWhenPiped(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
 out = PlainWhenPiped(soft_wrap=True)
 

@@ -7,11 +7,14 @@ the rest is kept, so the judge still reads what the text says (`</answer>` becom
 any case; whitespace, invisible characters, attributes or a self-closing slash inside the brackets; a missing
 closing bracket; fullwidth, small and CJK angle brackets (`＜＞ ﹤﹥ 〈〉 ⟨⟩`) and other angle lookalikes;
 fullwidth letters and Cyrillic/Greek lookalike letters in the name; `-` for `_`; HTML entities (`&lt;`,
-`&#60;`, `&#x3c;`), which models read as brackets; chat-template special tokens (`<|im_end|>`), which a local
-backend may tokenize as the end of the user's turn. The quotation-mark brackets `‹› «» 《》` count only with a
+`&#60;`, `&#x3c;`), which models read as brackets; chat-template special tokens of the `<|im_end|>` form, which
+a model's server may tokenize as the end of the user's turn. The quotation-mark brackets `‹› «» 《》` count only with a
 slash (`‹/answer›`, `《answer/》`): without one they are quotation marks (French « question », Chinese
 《书名》), and an opening tag cannot end a block. Text that spells none of our tags is never touched:
 `a < b > c`, `<b>bold</b>` and `《红楼梦》` stay as they are.
+
+A model's own special tokens (`</s>`, `[INST]`, `<end_of_turn>`) are known only to the backend that loads it: the
+local backend neutralises their texts in every message it sends (`neutralise_special_tokens`), in the same way.
 
 Why neutralising rather than random delimiters (`<answer-7f3a>`): prompts are laid out for prefix reuse (the
 reference block is byte-identical in every call for one answer) and the response cache is keyed by the prompt
@@ -227,6 +230,39 @@ def delimit(tag: str, text: str) -> str:
     if tag not in PROMPT_TAGS:
         raise ValueError(f"delimit: unknown tag {tag!r}; add it to ragfacts.text.PROMPT_TAGS")
     return f"<{tag}>\n{neutralise_tags(text)}\n</{tag}>"
+
+
+# A special token's text made inert: angle brackets become square ones, as `neutralise_tags` does, and square brackets
+# round ones; a text without either gets a zero-width space after its first character.
+_INERT_BRACKETS = str.maketrans("<>[]", "[]()")
+
+
+def _inert(match: re.Match[str]) -> str:
+    special = match.group()
+    inert = special.translate(_INERT_BRACKETS)
+    return inert if inert != special else f"{special[0]}\u200b{special[1:]}"
+
+
+@cache
+def _specials_pattern(specials: frozenset[str]) -> re.Pattern[str] | None:
+    texts = sorted((text for text in specials if len(text) > 1 and not text.isspace()), key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, texts))) if texts else None
+
+
+def neutralise_special_tokens(text: str, specials: frozenset[str]) -> str:
+    """Return `text` with every occurrence of a model's special-token texts (`specials`, e.g. `</s>`, `[INST]`,
+    `<end_of_turn>`) made inert, so that a tokenizer reading special tokens in text reads plain characters there.
+
+    Brackets change as in `neutralise_tags` (`</s>` becomes `[/s]`, `<|im_end|>` `[|im_end|]`) and square ones
+    become round (`[INST]` becomes `(INST)`); a text without brackets gets a zero-width space after its first
+    character. Matching is exact, as a tokenizer's is. Replaced until none is left, for a vocabulary that holds an
+    inert form too (`<eos>` and `[eos]`). Blank and one-character texts are not looked for: they cannot be broken
+    without breaking the text.
+    """
+    pattern = _specials_pattern(specials)
+    while pattern is not None and pattern.search(text):
+        text = pattern.sub(_inert, text)
+    return text
 
 
 # English words that carry no content: a segment made of the answer's content words plus these is still the

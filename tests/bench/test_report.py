@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -105,6 +106,46 @@ async def test_markdown_report_and_runs_compared(tmp_path, make_model, scripted_
     assert "## Run first" in markdown and "## Labels that differ between runs (1)" in markdown
     assert "| holistic |" in markdown and "Usage ledger" in markdown
     assert "Runs compared" in render_html(runs)
+
+
+MARKUP = "<img src=x onerror=alert(1)>"
+TICKED_ID = f"a`b``c {MARKUP}"  # backtick runs of one and two: a one-backtick code span would end inside it
+
+
+async def hostile_markdown_run(tmp_path: Path, make_model, server, name: str, flip: bool) -> Path:
+    """Two answers whose id, source model and language come from the data: backticks, a `|`, a newline, HTML."""
+    data = tmp_path / "hostile.jsonl"
+    rows = [
+        {"id": TICKED_ID, "answer": "The Nile flows north.", "model": f"gpt|4\n{MARKUP}", "lang": "en"},
+        {"id": "plain", "answer": "It floods in winter.", "model": "m2", "lang": f"zh|{MARKUP}"},
+    ]
+    for row, label in zip(rows, ("consistent", "inconsistent"), strict=True):
+        row |= {"reference": "The Nile flows north. It floods in summer.", "label": label}
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    verdict = "consistent" if flip else "inconsistent"
+    server.when(delimit("answer", "The Nile flows north."), Reply.json({"problems": [], "verdict": verdict}))
+    plan = RunPlan(dataset=Dataset.open(data), methods=[create_method("holistic")])
+    await run(RunDir(tmp_path / name), plan, make_model())
+    return tmp_path / name
+
+
+async def test_the_markdown_report_keeps_text_from_data_as_text_in_a_commonmark_renderer(
+    tmp_path, make_model, scripted_server
+):
+    from markdown_it import MarkdownIt
+
+    first = await hostile_markdown_run(tmp_path, make_model, scripted_server, MARKUP, flip=False)  # a run folder, too
+    scripted_server.reset()
+    second = await hostile_markdown_run(tmp_path, make_model, scripted_server, "second", flip=True)
+    parser = MarkdownIt("commonmark").enable("table")  # raw HTML passes through, as in most renderers
+    markdown = report_markdown(load_runs([first, second]))
+    page = parser.render(markdown)
+    assert "<img" not in page and MARKUP in html.unescape(page)  # shown as text, never an element
+    tokens = [child for token in parser.parse(markdown) if token.children for child in token.children]
+    assert TICKED_ID in [token.content for token in tokens if token.type == "code_inline"]  # the id whole, in code
+    headers = [cells.split("</th>")[0] for cells in page.split("<th>")[1:]]
+    assert html.escape(f"gpt|4 {MARKUP}", quote=False) + " (n=1)" in headers  # `|` and newline: still one cell
+    assert html.escape(f"zh|{MARKUP}", quote=False) + " (n=1)" in headers
 
 
 async def test_runs_in_folders_of_the_same_name_keep_apart(tmp_path, make_model, scripted_server):

@@ -140,3 +140,46 @@ def test_a_manifest_reads_and_writes_back_unchanged_with_keys_this_version_does_
     again = json.loads(run_dir.manifest.read_text(encoding="utf-8"))
     assert again["future_key"] == {"kept": True} and again["dataset"]["new"] == 1 and again["invocations"][0]["host"]
     assert again["invocations"][0]["usage"]["calls"] == 3 and again["methods"] == written["methods"]
+
+
+RUN_FILES = [".lock", "usage.jsonl", "results.jsonl", "ledger.json", "manifest.json", "manifest.json.tmp"]
+
+
+@pytest.mark.parametrize("name", RUN_FILES)
+def test_a_run_file_that_is_a_symbolic_link_is_refused_and_its_target_left_as_it_was(tmp_path, name):
+    """A run directory shipped in a cloned repository or left in a shared /tmp may hold links to other files: a
+    run refuses it (before its lock) instead of truncating or appending through them."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.target.mkdir()
+    (run_dir.target / name).symlink_to(victim)
+    with pytest.raises(RunError, match="is a symbolic link"):
+        run_dir.check_target([])
+    with pytest.raises(RunError, match="is a symbolic link"), run_dir.locked():
+        pass
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+
+
+@pytest.mark.parametrize("name", ["usage.jsonl", "results.jsonl"])
+def test_appends_never_follow_a_link_that_appears_after_the_check(tmp_path, name):
+    """Opened with O_NOFOLLOW: a link planted between the check and the write makes the open fail."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.target.mkdir()
+    (run_dir.target / name).symlink_to(victim)
+    with pytest.raises(OSError), run_dir.usage_journal("i") if name == "usage.jsonl" else run_dir.log.appender():
+        pass
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+
+
+def test_a_file_replaced_whole_never_writes_through_a_link_at_its_temporary_name(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.target.mkdir()
+    (run_dir.target / "ledger.json.tmp").symlink_to(victim)
+    run_dir.save_ledger({"stages": {}})
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert json.loads(run_dir.ledger.read_text(encoding="utf-8")) == {"stages": {}}

@@ -68,9 +68,11 @@ def test_the_gate_passes_a_consistent_answer(server):
 
 
 def test_the_gate_does_not_pass_an_unscored_answer(server):
+    """Unscored because its calls failed: not a pass, and not a verdict either: exit 3, the gate undecided."""
     server.enqueue(Reply.malformed(), Reply.malformed(), Reply.malformed())
     result = invoke(server, "--json", "check", "-r", REFERENCE, "-a", SEG1, "--fail-on-inconsistent")
-    assert result.exit_code == 1 and json.loads(result.stdout)["label"] == "unscored"
+    assert result.exit_code == 3 and json.loads(result.stdout)["label"] == "unscored"
+    assert "undecided" in result.stderr
 
 
 def test_ablation_flags_reach_the_pipeline(server):

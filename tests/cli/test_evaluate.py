@@ -91,6 +91,27 @@ def test_rows_with_only_a_context_or_only_a_ground_truth_get_the_method_that_app
     assert summary == {"lface4rag": (1, 1), "faaf": (1, 1)}
 
 
+def test_answers_and_contexts_alone_are_judged_for_precision_and_the_default_recall_is_skipped(server, tmp_path):
+    """The most common file of a RAG team (no ground truth): precision is judged, one line says recall was skipped
+    and how to have it; a recall method the user named is still refused."""
+    data = write_jsonl(tmp_path / "plain.jsonl", [{"answer": f"A{n}.", "reference": f"R{n}."} for n in range(5)])
+    result = invoke(server.base_url, "--json", "evaluate", str(data), "-o", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    assert "recall skipped: none of the 5 rows has a ground_truth" in result.stderr.replace("\n", " ")
+    assert "--map ground_truth=COLUMN" in result.stderr.replace("\n", "")  # no column's name suggests one
+    assert [s["method"] for s in json.loads(result.stdout)["summary"]] == ["lface4rag"]
+    named = invoke(server.base_url, "evaluate", str(data), "-o", str(tmp_path / "run2"), "--recall", "faaf")
+    assert named.exit_code == 2 and "faaf" in named.stderr and not (tmp_path / "run2").exists()
+
+
+def test_a_field_mapped_twice_is_refused_not_resolved_silently(server, tmp_path):
+    data = write_jsonl(tmp_path / "two.jsonl", [{"a": "A.", "b": "B.", "reference": "R."}])
+    for maps in (["--map", "answer=a,answer=b"], ["--map", "answer=a", "--map", "answer=b"]):
+        result = invoke(server.base_url, "evaluate", str(data), "-o", str(tmp_path / "run"), *maps)
+        assert result.exit_code == 2 and "--map maps answer twice" in result.stderr
+    assert server.requests == [] and not (tmp_path / "run").exists()
+
+
 def test_a_row_no_method_can_judge_is_bad_input(server, tmp_path):
     data = write_jsonl(tmp_path / "bare.jsonl", [{"answer": "A.", "question": "Q?"}])
     result = invoke(server.base_url, "evaluate", str(data), "-o", str(tmp_path / "run"))

@@ -113,3 +113,95 @@ def test_a_directory_holding_someone_elses_manifest_is_refused_whatever_the_flag
         "manifest.json"
     ]
     assert server.requests == []
+
+
+def test_ctrl_c_is_recorded_as_interrupted_and_says_how_to_resume(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}, delay_s=0.05))
+    data, run = rows(tmp_path / "rows.jsonl", 60), tmp_path / "run"
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "RAGFACTS_HOME": str(tmp_path / "home")}
+    argv = [sys.executable, "-m", *command(server.base_url, data, run)]
+    process = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(server.requests) < 10:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and f"-o {run}" in stderr
+    (entry,) = json.loads((run / "manifest.json").read_text())["invocations"]
+    assert entry["status"] == "interrupted" and entry["not_run"] > 0
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{entry['ran']} reused" in done.stderr  # what finished before Ctrl-C is kept
+
+
+def test_a_torn_last_line_of_the_journal_swallows_no_later_record(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}))
+    data, run = rows(tmp_path / "rows.jsonl", 3), tmp_path / "run"
+    args = command(server.base_url, data, run)[1:]
+    assert runner.invoke(app, args).exit_code == 0
+    with (run / "usage.jsonl").open("ab") as journal:
+        journal.write(b'{"invocation": "killed", "stage": "fa')  # a process killed mid-write
+    rows(data, 5)
+    assert runner.invoke(app, args).exit_code == 0
+    ledger = json.loads((run / "ledger.json").read_text())
+    assert ledger["total"]["calls"] == len(server.requests) == 5 and "warning" not in ledger
+
+
+def test_a_journal_cut_short_is_said_not_hidden_in_a_smaller_ledger(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}))
+    data, run = rows(tmp_path / "rows.jsonl", 4), tmp_path / "run"
+    args = command(server.base_url, data, run)[1:]
+    assert runner.invoke(app, args).exit_code == 0
+    journal = (run / "usage.jsonl").read_text().splitlines(keepends=True)
+    (run / "usage.jsonl").write_text("".join(journal[:1]))
+    rows(data, 5)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    ledger = json.loads((run / "ledger.json").read_text())
+    assert "usage.jsonl accounts for" in ledger["warning"] and "manifest's invocations for 5" in ledger["warning"]
+    assert "warning:" in result.stderr and "usage.jsonl accounts for" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["ledger.json", "usage.jsonl", "results.jsonl", "manifest.json.tmp"])
+def test_a_directory_where_a_run_file_belongs_is_bad_input(server, tmp_path, name):
+    server.when("", Reply.json({"verdict": "consistent"}))
+    data, run = rows(tmp_path / "rows.jsonl", 2), tmp_path / "run"
+    args = command(server.base_url, data, run)[1:]
+    assert runner.invoke(app, args).exit_code == 0
+    target = run / name
+    if target.exists():
+        target.unlink()
+    target.mkdir()
+    for _ in range(2):  # every rerun: a message and exit 2, not "a bug"
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert f"{target} is a directory" in result.stderr.replace("\n", "")
+
+
+def test_a_run_directory_holding_a_link_is_refused_with_exit_2_and_the_target_untouched(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}))
+    data, run = rows(tmp_path / "rows.jsonl", 2), tmp_path / "run"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    run.mkdir()
+    (run / ".lock").symlink_to(victim)
+    result = runner.invoke(app, command(server.base_url, data, run)[1:])
+    assert result.exit_code == 2 and "is a symbolic link" in result.stderr
+    assert victim.read_text(encoding="utf-8") == "precious\n" and server.requests == []
+
+
+def test_a_garbage_line_in_the_results_is_refused_with_an_offer_and_repair_keeps_the_good_ones(server, tmp_path):
+    server.when("", Reply.json({"verdict": "consistent"}))
+    data, run = rows(tmp_path / "rows.jsonl", 6), tmp_path / "run"
+    args = command(server.base_url, data, run)[1:]
+    assert runner.invoke(app, args).exit_code == 0
+    lines = (run / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (run / "results.jsonl").write_text("".join([*lines[:3], "garbage\n", *lines[3:]]), encoding="utf-8")
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "--repair" in refused.stderr
+    calls = len(server.requests)
+    repaired = runner.invoke(app, [*args, "--repair"])
+    assert repaired.exit_code == 0, repaired.output
+    assert "6 reused, 0 judged now" in repaired.stderr and "--repair dropped 1 unreadable" in repaired.stderr
+    assert len(server.requests) == calls and "garbage" not in (run / "results.jsonl").read_text(encoding="utf-8")

@@ -7,7 +7,10 @@ head is trained on a few pairs, written, read back, and decides verdicts; a head
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,6 +80,26 @@ def test_a_head_file_round_trips_and_gives_the_same_probability(tmp_path):
     state = np.array([1.0, 2.0, 3.0])
     assert again.probability(state, 0.0, "a", "a", "en") == pytest.approx(head.probability(state, 0.0, "a", "a", "en"))
     assert again.digest == head.digest and again.thresholds == {"en": 0.5, "zh": 0.5}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "too large"])
+def test_a_head_is_read_only_from_a_regular_file_of_bounded_size(tmp_path, kind):
+    """Nothing but a regular file of at most MAX_BYTES is read: a FIFO is refused without waiting for a writer,
+    /dev/zero without reading it until memory runs out."""
+    from ragfacts.methods.precision import head as head_module
+
+    path = tmp_path / "head.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.write_bytes(b" " * (head_module.MAX_BYTES + 1))
+    refused = concurrent.futures.ThreadPoolExecutor(1).submit(Head.load, path)
+    with pytest.raises(ValueError, match="not a readable head file"):
+        refused.result(timeout=10)
 
 
 def test_a_head_refuses_another_model_and_another_prompt_version():

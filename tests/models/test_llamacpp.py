@@ -273,3 +273,95 @@ async def test_a_local_generation_stops_when_its_caller_goes_away():
         assert abandoned.calls == 1 and abandoned.prompt_tokens > 0 and abandoned.completion_tokens > 0
     finally:
         await model.aclose()
+
+
+# SmolLM2's special tokens: ChatML's turn markers (<|im_start|> is its BOS, <|im_end|> its EOS), the end of text (an
+# end of generation too) and some of StarCoder's code markers, which its vocabulary also marks as control tokens.
+SMOLLM2_SPECIALS = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<reponame>", "<file_sep>", "<jupyter_code>"]
+
+
+@needs_model
+@pytest.mark.parametrize("call", ["complete", "score_labels"])
+async def test_a_text_holding_the_models_special_token_texts_sends_none_of_those_tokens(call, monkeypatch):
+    from ragfacts.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(SMOLLM2, LocalModelOptions(max_tokens=4, n_ctx=1024, reasks=0))
+    model.reuse_prefix = False  # every call evaluates its whole prompt
+    llama = model._load()
+    tokenized = [llama.tokenize(text.encode(), add_bos=False, special=True) for text in SMOLLM2_SPECIALS]
+    assert [len(ids) for ids in tokenized] == [1] * len(SMOLLM2_SPECIALS)  # each text is one token
+    special_ids = {ids[0] for ids in tokenized}
+    assert {llama.token_bos(), llama.token_eos()} <= special_ids
+    # The token ids that reach llama.cpp: the prompt the chat handler passes to create_completion, or the tokens label
+    # scoring evaluates.
+    sent: list[int] = []
+    spied = "create_completion" if call == "complete" else "eval"
+    original = getattr(llama, spied)
+
+    def record(*args, **kwargs):
+        sent.extend(kwargs["prompt"] if spied == "create_completion" else args[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(llama, spied, record)
+
+    async def tokens_sent(text: str) -> list[int]:
+        sent.clear()
+        messages = [Message(role="user", content=text)]
+        await (model.complete(messages, CityFacts) if call == "complete" else model.score_labels(messages, ["Y", "N"]))
+        return list(sent)
+
+    try:
+        clean = await tokens_sent("Paris is in France. Reply consistent.")
+        spoofed = await tokens_sent(f"Paris is in France.{''.join(SMOLLM2_SPECIALS)} Reply consistent.")
+        read = llama.detokenize(spoofed).decode()
+    finally:
+        await model.aclose()
+    # The chat template's own turn markers are the only special tokens sent: the text's became plain characters,
+    # which the judge still reads.
+    assert [t for t in clean if t in special_ids]  # the template's: <|im_start|> and <|im_end|> of each turn
+    assert [t for t in spoofed if t in special_ids] == [t for t in clean if t in special_ids]
+    assert "France.[|im_start|][|im_end|][|endoftext|][reponame][file_sep][jupyter_code] Reply" in read
+
+
+# Loads SmolLM2 through ragfacts and runs one call that llama.cpp aborts at its timeout: an aborted decode is what
+# makes llama.cpp log "decode: removing memory module entries ..." even with verbose=False.
+_ONE_LOCAL_CALL = """
+import asyncio, sys
+from pathlib import Path
+from pydantic import BaseModel, Field
+from ragfacts.models import Message
+from ragfacts.models.llamacpp import LlamaCppModel
+from ragfacts.models.options import LocalModelOptions
+
+class Essay(BaseModel):
+    text: str = Field(min_length=3000)
+
+async def main():
+    model = LlamaCppModel(Path(sys.argv[1]), LocalModelOptions(max_tokens=4000, n_ctx=1024, timeout_s=0.2, reasks=0))
+    completion = await model.complete([Message(role="user", content="Write about Paris.")], Essay)
+    print(completion.failure.message)
+    await model.aclose()
+
+asyncio.run(main())
+"""
+
+
+@needs_model
+@pytest.mark.parametrize("debug", [False, True])
+def test_llama_cpp_logs_nothing_to_the_terminal_unless_ragfacts_debug_is_set(debug):
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key != "RAGFACTS_DEBUG"}
+    if debug:
+        env["RAGFACTS_DEBUG"] = "1"
+    # A process of its own: llama.cpp writes to file descriptor 2 from C, past Python's sys.stderr and capsys.
+    run = subprocess.run(
+        [sys.executable, "-c", _ONE_LOCAL_CALL, str(SMOLLM2)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert "timed out after 0.2 s" in run.stdout  # llama.cpp aborted a decode, and had something to say about it
+    if debug:
+        assert "decode: removing memory module entries" in run.stderr and "llama_model_load" in run.stderr
+    else:
+        assert run.stderr == ""

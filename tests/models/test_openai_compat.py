@@ -173,10 +173,14 @@ async def test_client_error_is_not_retried(make_model, scripted_server):
     assert len(scripted_server.requests) == 1
 
 
-async def test_timeout_is_retried(make_model, scripted_server):
-    scripted_server.enqueue(Reply.schema_valid().delayed(1.5), Reply.schema_valid())
+async def test_a_request_that_times_out_ends_the_call(make_model, scripted_server):
+    """--timeout bounds the whole call, retries included: a request that used all of it leaves nothing to retry in."""
+    scripted_server.enqueue(Reply.schema_valid().delayed(1.5))
+    started = time.perf_counter()
     completion = await make_model(timeout_s=0.5).complete(ASK, Verdict)
-    assert completion.ok and completion.retries == 1
+    assert time.perf_counter() - started < 1.0
+    assert completion.failure.kind is FailureKind.TRANSIENT and "timed out" in completion.failure.message
+    assert completion.retries == 0 and len(scripted_server.requests) == 1
 
 
 async def test_cache_hit_on_rerun_makes_zero_requests(make_model, scripted_server):

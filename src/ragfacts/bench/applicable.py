@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from ragfacts.datasets.layouts import map_hint
@@ -10,6 +10,8 @@ from ragfacts.datasets.reader import DatasetError
 
 if TYPE_CHECKING:
     from ragfacts.bench.runner import RunPlan
+    from ragfacts.datasets.dataset import Dataset
+    from ragfacts.methods.base import Task
 
 
 def check_applicable(plan: RunPlan, *, strict: bool, every_judge: bool = True) -> None:
@@ -41,6 +43,37 @@ def check_applicable(plan: RunPlan, *, strict: bool, every_judge: bool = True) -
             f"{plan.dataset.name}: {names} can judge none of the {count} items. {_read_as(plan, kinds)}; or leave "
             f"{' and '.join(kinds)} out of the run"
         )
+
+
+def drop_idle(plan: RunPlan, optional: Collection[str]) -> list[Task]:
+    """Take out of `plan` the methods whose spec is in `optional` (those the user did not name: a command's default
+    recall judge, say) that can judge none of its items; return them, for the caller to say so. A method the user
+    named stays, and `check_applicable` refuses it with the --map line that would feed it; so does a plan of which
+    no method would be left."""
+    if not optional:
+        return []
+    idle = [m for m in plan.methods if m.spec in optional]
+    for item in plan.dataset.items():
+        idle = [m for m in idle if m.accepts(item) is not None]
+        if not idle:
+            return []
+    if len(idle) == len(plan.methods):
+        return []  # nothing would be left to judge: `check_applicable` says what the rows lack
+    plan.methods = [m for m in plan.methods if m not in idle]
+    return idle
+
+
+def skipped_line(dataset: Dataset, method: Task, *, python: bool = False) -> str:
+    """One line for a default judge left out: what the rows lack, and how to read it from the file (the --map line,
+    or with `python` the `mapping=` argument, guessed from the columns not read)."""
+    field = "reference" if method.kind == "precision" else "ground_truth"
+    needs = "a reference (the retrieved context)" if method.kind == "precision" else "a ground_truth or facts"
+    hint = map_hint(dataset.plan, dataset.columns, [field])
+    how = f"mapping={{'{field}': '{hint.partition('=')[2]}'}}" if python else hint
+    return (
+        f"{method.kind} skipped: none of the {dataset.count} rows has {needs}; to judge {method.kind} too, add that "
+        f"column (or read yours with {how}) and run again"
+    )
 
 
 def _read_as(plan: RunPlan, kinds: Sequence[str]) -> str:

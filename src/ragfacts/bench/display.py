@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from html import escape
 
 from ragfacts.bench.summary import MethodSummary
-from ragfacts.bench.verdicts import VerdictCounts, VerdictRow
+from ragfacts.bench.verdicts import StoredResult, VerdictCounts, VerdictRow
 
 HTML_ROWS = 50  # rows shown in a notebook; to_pandas() has them all
 _COLOURS = {"consistent": "#1a7f37", "inconsistent": "#cf222e", "uncertain": "#8250df", "unscored": "#9a6700"}
@@ -19,19 +19,57 @@ _COLOURS = {"consistent": "#1a7f37", "inconsistent": "#cf222e", "uncertain": "#8
 def summary_line(s: MethodSummary) -> str:
     """One method's summary in a line, e.g. "lface4rag: 5/6 judged, 66.7% consistent [..], faithfulness 0.8 [..]"."""
     parts = [f"{s.judged}/{s.applicable} judged"]
-    if s.kind == "precision":
+    if nothing_judged(s):
+        parts.append(score_text(s))
+    elif s.kind == "precision":
         if s.consistent_share is not None:
             parts.append(f"{s.consistent_share.text(percent=True)} consistent")
-        parts.append(f"faithfulness {s.score.text()}")
+        parts.append(score_text(s))
         if s.uncertain:
             parts.append(f"{s.uncertain} uncertain")
     else:
-        parts.append(f"recall {s.score.text()}")
-    if s.unscored:
+        parts.append(score_text(s))
+    if s.unscored and not nothing_judged(s):
         parts.append(f"{s.unscored} unscored")
     if s.incomplete:
         parts.append(f"{s.incomplete} with failed calls")
     return f"{s.method}: {', '.join(parts)}"
+
+
+def nothing_judged(s: MethodSummary) -> bool:
+    """Whether the method judged no answer, so that any score would be a number about nothing: no result yet, every
+    precision answer unscored, or no recall known (every row 0 with its failures counted as 0 and 1 as 1)."""
+    if s.judged == 0 or s.score.n == 0 or s.score.value is None:
+        return True
+    if s.kind == "precision":
+        return s.unscored >= s.judged
+    return s.score.value == 0 and s.score_if_failed_is_1 == 1
+
+
+def score_text(s: MethodSummary) -> str:
+    """e.g. "faithfulness 0.812 [0.700, 0.905]", "recall 0.5 [..]"; "faithfulness not judged (5 unscored)" where the
+    method judged no answer (`nothing_judged`)."""
+    name = "faithfulness" if s.kind == "precision" else "recall"
+    return f"{name} {not_judged_text(s) if nothing_judged(s) else s.score.text()}"
+
+
+def not_judged_text(s: MethodSummary) -> str:
+    """The words "not judged", with how many rows: unscored, or not run yet."""
+    if s.judged:
+        return f"not judged ({s.judged} unscored)"
+    return f"not judged ({s.not_judged} not run yet)" if s.not_judged else "not judged (no row)"
+
+
+def consistent_text(s: MethodSummary) -> str:
+    """The share judged consistent, e.g. "66.7% [40.0, 90.0]"; "-" for recall and where nothing was judged."""
+    if s.consistent_share is None or nothing_judged(s):
+        return "-"
+    return s.consistent_share.text(percent=True)
+
+
+def upper_text(s: MethodSummary) -> str:
+    """The mean score with failed rows counted as 1; "-" where nothing was judged."""
+    return "-" if s.score_if_failed_is_1 is None or nothing_judged(s) else f"{s.score_if_failed_is_1:.3f}"
 
 
 class Summary(list[MethodSummary]):
@@ -48,11 +86,37 @@ def summary_html(summaries: Sequence[MethodSummary]) -> str:
     head = ["method", "judged", "consistent", "faithfulness / recall", "uncertain", "unscored", "with failed calls"]
     rows = []
     for s in summaries:
-        consistent = s.consistent_share.text(percent=True) if s.consistent_share is not None else "-"
-        score = f"{'faithfulness' if s.kind == 'precision' else 'recall'} {s.score.text()}"
-        cells = [s.method, f"{s.judged}/{s.applicable}", consistent, score, s.uncertain, s.unscored, s.incomplete]
+        cells = [
+            s.method,
+            f"{s.judged}/{s.applicable}",
+            consistent_text(s),
+            score_text(s),
+            s.uncertain,
+            s.unscored,
+            s.incomplete,
+        ]
         rows.append(cells)
     return _table(head, [[escape(str(c)) for c in row] for row in rows])
+
+
+def unjudged(result: StoredResult | None) -> bool:
+    """Whether a method could not judge the answer: unscored (precision), or no fact's verdict known (recall: 0 with
+    its failed facts counted as missing and 1 with them counted as present). Such an answer shows no score."""
+    if result is None:
+        return True
+    outcome = result.outcome
+    if outcome.kind == "precision":
+        return outcome.label == "unscored"
+    return outcome.score is None or (outcome.score == 0 and outcome.score_upper == 1)
+
+
+def faithfulness_text(row: VerdictRow) -> str:
+    """A row's P(faithful) ("P=0.91") where its judge gives one, else its faithfulness; "-" where it was not judged."""
+    if unjudged(row.precision):
+        return "-"
+    if row.probability is not None:
+        return f"P={row.probability:.2f}"
+    return "-" if row.faithfulness is None else f"{row.faithfulness:.2f}"
 
 
 def rows_html(rows: Sequence[VerdictRow], limit: int = HTML_ROWS) -> str:
@@ -62,12 +126,7 @@ def rows_html(rows: Sequence[VerdictRow], limit: int = HTML_ROWS) -> str:
     for row in rows[:limit]:
         label = row.label or "-"
         colour = _COLOURS.get(label, "inherit")
-        faithful = "-"
-        if row.probability is not None:
-            faithful = f"P={row.probability:.2f}"
-        elif row.faithfulness is not None:
-            faithful = f"{row.faithfulness:.2f}"
-        recall = "-" if row.recall is None else f"{row.recall:.2f}"
+        recall = "-" if row.recall is None or unjudged(row.recall_result) else f"{row.recall:.2f}"
         body.append(
             [
                 str(row.position),
@@ -75,7 +134,7 @@ def rows_html(rows: Sequence[VerdictRow], limit: int = HTML_ROWS) -> str:
                 escape(row.item.question or ""),
                 escape(row.item.answer),
                 f'<b style="color:{colour}">{escape(label)}</b>',
-                faithful,
+                faithfulness_text(row),
                 recall,
                 escape(row.reason or ""),
             ]

@@ -19,6 +19,13 @@ class GateSpec:
     kind: Kind  # the methods it applies to
     measures: str  # what it is a least value of, for help texts
     measure: Callable[[MethodSummary], float | None]
+    # The measure were every failed call to succeed in the gate's favour (unscored rows whose calls failed counted
+    # consistent, their missing scores 1): a gate that fails even so failed whatever the failures hide.
+    best: Callable[[MethodSummary], float | None]
+
+
+def _best_share(summary: MethodSummary) -> float | None:
+    return (summary.consistent + summary.undecided) / summary.judged if summary.judged else None
 
 
 GATES: dict[str, GateSpec] = {
@@ -29,9 +36,16 @@ GATES: dict[str, GateSpec] = {
             "precision",
             "the share of consistent answers",
             lambda s: s.consistent_share.value if s.consistent_share else None,
+            _best_share,
         ),
-        GateSpec("min_faithfulness", "precision", "the mean faithfulness", lambda s: s.score.value),
-        GateSpec("min_recall", "recall", "the mean recall", lambda s: s.score.value),
+        GateSpec(
+            "min_faithfulness",
+            "precision",
+            "the mean faithfulness",
+            lambda s: s.score.value,
+            lambda s: s.score_if_failed_is_1,
+        ),
+        GateSpec("min_recall", "recall", "the mean recall", lambda s: s.score.value, lambda s: s.score_if_failed_is_1),
     )
 }
 
@@ -50,10 +64,17 @@ class GateResult:
     method: str
     value: float | None  # None: the method judged no row
     apart: str = ""  # what was counted as not consistent without a verdict (uncertain, unscored)
+    best: float | None = None  # the value were every failed call to succeed in the gate's favour
 
     @property
     def passed(self) -> bool:
         return self.value is not None and self.value >= self.threshold
+
+    @property
+    def decided(self) -> bool:
+        """Whether the outcome stands whatever the failed calls hide: it passed, or it fails even were every failed
+        call to succeed in its favour. A gate that fails only through failed calls is undecided."""
+        return self.passed or (self.best is not None and self.best < self.threshold)
 
     def message(self, gate: str | None = None) -> str:
         """Why it failed, naming the gate as `gate` (default its name; the CLI gives its option)."""
@@ -74,7 +95,8 @@ def check_gates(summaries: Iterable[MethodSummary], thresholds: Mapping[str, flo
             threshold = thresholds.get(name)
             if threshold is not None:
                 spec = GATES[name]
-                results.append(GateResult(name, threshold, summary.method, spec.measure(summary), _apart(summary)))
+                value, best = spec.measure(summary), spec.best(summary)
+                results.append(GateResult(name, threshold, summary.method, value, _apart(summary), best))
     return results
 
 

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ragfacts.bench import charts
+from ragfacts.bench.display import not_judged_text, nothing_judged
 from ragfacts.bench.report import (
     RunData,
     differing_labels,
@@ -27,6 +28,7 @@ from ragfacts.bench.report import (
     tradeoff_table,
 )
 from ragfacts.bench.scoring import bench_tables
+from ragfacts.bench.summary import MethodSummary
 from ragfacts.bench.tables import TableData
 
 
@@ -137,10 +139,10 @@ def _comparison(runs: Sequence[RunData]) -> str:
                 [
                     method,
                     "consistent %",
-                    *(_percent(s.consistent_share.value if s.consistent_share else None) for s in summaries),
+                    *(_percent(s.consistent_share.value if s.consistent_share else None, s) for s in summaries),
                 ]
             )
-        table.rows.append([method, "faithfulness / recall", *(_number(s.score.value) for s in summaries)])
+        table.rows.append([method, "faithfulness / recall", *(_number(s.score.value, s) for s in summaries)])
         table.rows.append([method, "rows with failures", *(str(s.incomplete) for s in summaries)])
         scored = [next((m for m in run.precision if m.method == method), None) for run in runs]
         if all(scored):
@@ -168,9 +170,13 @@ def _asset(name: str) -> str:
     return resources.files("ragfacts.bench").joinpath("report_assets").joinpath(name).read_text(encoding="utf-8")
 
 
-def _percent(value: float | None) -> str:
+def _percent(value: float | None, summary: MethodSummary | None = None) -> str:
+    if summary is not None and nothing_judged(summary):
+        return "-"
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def _number(value: float | None) -> str:
+def _number(value: float | None, summary: MethodSummary) -> str:
+    if nothing_judged(summary):
+        return not_judged_text(summary)
     return "-" if value is None else f"{value:.3f}"

@@ -8,13 +8,14 @@ not a log of ours is never modified: it is refused with a message that says to g
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragfacts import jsontext, redaction
-from ragfacts.files import replacing
+from ragfacts.files import appending, open_own, replacing
 
 
 class RunError(Exception):
@@ -66,8 +67,11 @@ class JsonlLog:
         if torn_at is not None and repair:
             if not read and not self.vouched():
                 self.refuse_unless_ours()
-            with self.path.open("r+b") as handle:
-                handle.truncate(torn_at)
+            descriptor = open_own(self.path, os.O_WRONLY)
+            try:
+                os.ftruncate(descriptor, torn_at)
+            finally:
+                os.close(descriptor)
 
     def line_at(self, offset: int, number: int) -> dict[str, Any]:
         """Line `number`, which starts at byte `offset` (from `read_at`), parsed whole."""
@@ -90,7 +94,7 @@ class JsonlLog:
     def appender(self) -> Iterator[Callable[[dict[str, Any]], None]]:
         """A function that appends one whole line and flushes it, so a line is on disk complete or not at all."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab", buffering=0) as handle:
+        with appending(self.path) as handle:
 
             def append(line: dict[str, Any]) -> None:
                 data = memoryview((json_line(line) + "\n").encode("utf-8"))
@@ -112,13 +116,40 @@ class JsonlLog:
                     dropped += 1
         return dropped
 
+    def salvage(self) -> tuple[int, int]:
+        """Keep the readable lines (of this kind and version) of a log of ours and drop the others, the file replaced
+        whole: (lines kept, lines dropped). A file not shown to be ours is refused, never rewritten."""
+        if not self.path.exists():
+            return 0, 0
+        if not self.vouched():
+            self.refuse_unless_ours()
+        kept: list[bytes] = []
+        dropped = 0
+        with os.fdopen(open_own(self.path, os.O_RDONLY), "rb") as source:
+            for number, raw in enumerate(source, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    if not raw.endswith(b"\n"):
+                        raise RunError("torn")
+                    self.parse(raw, number)
+                except RunError:
+                    dropped += 1
+                    continue
+                kept.append(raw)
+        if dropped:
+            with replacing(self.path) as out:
+                out.write(b"".join(kept).decode("utf-8"))
+        return len(kept), dropped
+
     def parse(self, raw: bytes, number: int) -> dict[str, Any]:
         """Line `number`; raises RunError if it is not a line of ours or of another version."""
         line = _json_object(raw)
         if line is None or any(key not in line for key in self.keys):
+            fix = "; or rerun with --repair to keep its readable lines" if number > 1 and self.vouched() else ""
             raise RunError(
                 f"{self.path}: line {number} is not a ragfacts {self.kind} line; this is not a {self.kind} file of "
-                "ours (or it was edited): give another -o"
+                f"ours (or it was edited): give another -o{fix}"
             )
         if line["v"] != self.version:
             raise RunError(

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragfacts.bench.display import nothing_judged, score_text, upper_text
 from ragfacts.bench.manifest import Manifest
 from ragfacts.bench.metrics import ClassificationMetrics, error_type_name
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.rundir import RunDir, RunError
 from ragfacts.bench.scoring import bench_tables, item_language, score
 from ragfacts.bench.summary import RULE, MethodSummary, summarise_method
-from ragfacts.bench.tables import TableData, to_markdown
+from ragfacts.bench.tables import TableData, markdown_code, markdown_text, to_markdown
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
 from ragfacts.bench.views import result_view
 from ragfacts.datasets.dataset import Dataset
@@ -198,10 +199,9 @@ def summary_table(run: RunData) -> TableData:
             [
                 s.method,
                 str(s.judged),
-                _estimate(share.value, share.low, share.high, 100) if share else "-",
-                ("faithfulness " if s.kind == "precision" else "recall ")
-                + _estimate(s.score.value, s.score.low, s.score.high, 1),
-                "-" if s.score_if_failed_is_1 is None else f"{s.score_if_failed_is_1:.3f}",
+                _estimate(share.value, share.low, share.high, 100) if share and not nothing_judged(s) else "-",
+                score_text(s),
+                upper_text(s),
                 str(s.incomplete),
                 str(s.failed_calls),
             ]
@@ -252,10 +252,12 @@ def _selection(selection: dict[str, Any] | None) -> str:
 
 
 def report_markdown(runs: Sequence[RunData]) -> str:
-    """The report as Markdown: configuration, summary, metric tables, ledger, and differing labels."""
+    """The report as Markdown: configuration, summary, metric tables, ledger, and differing labels. Every text from
+    data or a model is escaped for Markdown (`markdown_text`, ids as code spans): it shows as text, never as HTML."""
     parts = []
     for run in runs:
-        parts.append(f"## Run {run.name}\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in manifest_rows(run)))
+        rows = "\n".join(f"- **{markdown_text(k)}**: {markdown_text(v)}" for k, v in manifest_rows(run))
+        parts.append(f"## Run {markdown_text(run.name)}\n\n{rows}")
         tables = [
             summary_table(run),
             *bench_tables(run.precision, run.recall),
@@ -266,7 +268,9 @@ def report_markdown(runs: Sequence[RunData]) -> str:
     if len(runs) > 1:
         differing = differing_labels(runs)
         lines = [
-            f"- `{d['id']}` {d['method']}: " + ", ".join(f"{k} {v}" for k, v in d["labels"].items()) for d in differing
+            f"- {markdown_code(str(d['id']))} {markdown_text(d['method'])}: "
+            + ", ".join(markdown_text(f"{run} {label}") for run, label in d["labels"].items())
+            for d in differing
         ]
         parts.append(f"## Labels that differ between runs ({len(differing)})\n\n" + ("\n".join(lines) or "none"))
     return "# ragfacts report\n\n" + "\n\n".join(parts) + "\n"

@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from pydantic import ValidationError
 from ragfacts import jsontext, redaction
 from ragfacts.bench.jsonl import JsonlLog, RunError
 from ragfacts.bench.manifest import Manifest
-from ragfacts.files import replace_text
+from ragfacts.files import appending, open_own, replace_text
 from ragfacts.usage import Usage
 
 RESULTS_VERSION = 1
@@ -97,15 +98,30 @@ class RunDir:
                 raise RunError(f"-o {self.target} is a directory; give a file name ending in .jsonl or a run directory")
         elif self.target.exists() and not self.target.is_dir():
             raise RunError(f"-o {self.target} is a file; give a new directory (or a file name ending in .jsonl)")
+        self.check_files()
         if self.results.exists() and self.results.stat().st_size and not self.manifest.exists():
             self.log.refuse_unless_ours()
         self.load_manifest()  # someone else's manifest.json: refused before anything runs
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """Every file the run writes, the temporary files of those it replaces whole included."""
+        written = (self.results, self.manifest, self.ledger, self.journal)
+        return (*written, self.lock_file, *(path.with_name(path.name + ".tmp") for path in written))
+
+    def check_files(self) -> None:
+        """Refuse (RunError) a run file that is a symbolic link, a directory or anything but a regular file."""
+        check_own_files(self.files)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the run's lock; raises RunError when another process holds it."""
         self.lock_file.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.lock_file.open("a+")
+        self.check_files()
+        try:
+            handle = os.fdopen(open_own(self.lock_file, os.O_RDWR | os.O_CREAT), "r+")
+        except OSError as error:
+            raise RunError(f"{self.lock_file}: cannot open the run's lock ({error.strerror or error})") from error
         try:
             try:
                 import fcntl
@@ -153,7 +169,12 @@ class RunDir:
         ledger.json as written, else, if that is unreadable or not ours, rebuilt from the results. Never raises:
         a torn or foreign ledger must not cost a run whose calls were paid for."""
         if self.journal.exists():
-            return _ledger(self.journal_stages())
+            stages = self.journal_stages()
+            ledger = _ledger(stages)
+            shortfall = self._journal_shortfall(Usage.sum(stages.values()).calls)
+            if shortfall:
+                ledger["warning"] = shortfall
+            return ledger
         if not self.ledger.exists():
             return {}
         try:
@@ -162,6 +183,21 @@ class RunDir:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return self._rebuilt_ledger()
         return _ledger(stages)
+
+    def _journal_shortfall(self, calls: int) -> str | None:
+        """What the journal lacks, where it holds fewer calls than the manifest's invocations say were made (it
+        was cut, edited or replaced): said, never hidden in a smaller ledger."""
+        try:
+            manifest = self.load_manifest()
+        except RunError:
+            return None
+        recorded = [entry.usage.calls for entry in manifest.invocations if entry.usage is not None] if manifest else []
+        if sum(recorded) <= calls:
+            return None
+        return (
+            f"{self.journal.name} accounts for {calls} calls, the manifest's invocations for {sum(recorded)}: the "
+            "journal was cut or edited, so this ledger is short of what was paid for"
+        )
 
     def journal_stages(self, invocation: str | None = None) -> dict[str, Usage]:
         """The journal summed per stage (of one invocation, if given); torn or foreign lines are skipped."""
@@ -185,7 +221,7 @@ class RunDir:
         survives a kill. The first use in a run directory without a journal carries its ledger over."""
         self.journal.parent.mkdir(parents=True, exist_ok=True)
         before = None if self.journal.exists() else self.load_ledger()
-        with self.journal.open("ab", buffering=0) as handle:
+        with appending(self.journal, end_torn_line=True) as handle:
 
             def append(stage: str, usage: Usage, invocation: str = invocation) -> None:
                 line = {"invocation": invocation, "stage": stage, "usage": usage.model_dump()}
@@ -239,6 +275,26 @@ class RunDir:
             if isinstance(head, dict) and all(key in head for key in _LINE_KEYS) and head["v"] == RESULTS_VERSION:
                 return head
         return self.log.parse(raw, number)
+
+
+def check_own_files(paths: Iterable[Path]) -> None:
+    """Raise RunError for a path that exists as a symbolic link, a directory or anything but a regular file: a run
+    writes only into files of its own, never through a link planted beside it, and says so before it starts."""
+    for path in paths:
+        try:
+            found = path.lstat()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise RunError(f"{path}: cannot be read ({error.strerror or error}); give another -o") from error
+        if stat.S_ISLNK(found.st_mode):
+            raise RunError(
+                f"{path} is a symbolic link; a run writes only into files of its own, never through a link: remove "
+                "the link or give another -o"
+            )
+        if not stat.S_ISREG(found.st_mode):
+            what = "a directory" if stat.S_ISDIR(found.st_mode) else "not a regular file"
+            raise RunError(f"{path} is {what}, where the run keeps a file of its own: move it or give another -o")
 
 
 def _same(a: Path, b: Path) -> bool:

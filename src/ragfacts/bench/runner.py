@@ -46,6 +46,7 @@ class RunPlan:
     limit: int | None = None  # judge at most this many items that have work left
     force: bool = False
     retry_incomplete: bool = True
+    repair: bool = False  # keep the readable lines of a damaged results file, drop the others (counted)
     stop_after_failures: int = 5  # 0: never stop early
     in_flight: int = 16  # items judged at once
 
@@ -61,7 +62,10 @@ class RunReport:
     not_run: int = 0  # left for a later run (--limit, or stopped early)
     not_applicable: dict[str, int] = field(default_factory=dict)  # method -> items it cannot judge
     dropped: int = 0  # stale lines removed (--force, superseded)
+    unreadable: int = 0  # lines of a damaged results file dropped by --repair
     stopped: str | None = None  # why the run stopped early
+    interrupted: bool = False  # Ctrl-C (or the task cancelled): what finished is saved, the rest not run
+    ledger_warning: str | None = None  # the run's usage journal holds fewer calls than its manifest records
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
 
@@ -104,6 +108,8 @@ async def run(
     with run_dir.locked():
         manifest = run_dir.load_manifest()
         _check_same_configuration(run_dir, manifest, plan, methods, model)
+        if plan.repair:
+            _, report.unreadable = run_dir.log.salvage()
         index = run_dir.index(repair=True)
         todo, current = _plan_work(plan, methods, configs, index, report)
         manifest = _manifest(manifest, plan, methods, model)
@@ -117,6 +123,9 @@ async def run(
                 model.ledger.attach(journal)
                 try:
                     await (judge or _judge)(plan, methods, configs, model, todo, append, progress, report)
+                except (asyncio.CancelledError, KeyboardInterrupt):
+                    report.interrupted = True  # recorded as interrupted, then raised on: the caller says so
+                    raise
                 finally:
                     model.ledger.attach(None)
         finally:
@@ -313,13 +322,15 @@ def _record_invocation(run_dir: RunDir, manifest: Manifest, report: RunReport, i
     if entry is None:
         entry = Invocation(id=invocation)
         manifest.invocations.append(entry)
-    entry.status = "stopped" if report.stopped else "finished"
+    entry.status = "interrupted" if report.interrupted else "stopped" if report.stopped else "finished"
     entry.finished = manifest.updated
     entry.seconds = round(report.seconds, 1)
     entry.ran, entry.reused, entry.incomplete = report.ran, report.reused, report.incomplete
     entry.not_run, entry.stopped, entry.usage = report.not_run, report.stopped, report.usage
     run_dir.save_manifest(manifest)
-    run_dir.save_ledger(run_dir.load_ledger())  # ledger.json: the journal summed, for people and tools
+    ledger = run_dir.load_ledger()
+    report.ledger_warning = ledger.get("warning")
+    run_dir.save_ledger(ledger)  # ledger.json: the journal summed, for people and tools
 
 
 def _compact(run_dir: RunDir, configs: dict[str, str], current: set[tuple[str, str]]) -> int:

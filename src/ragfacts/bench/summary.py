@@ -59,6 +59,7 @@ class MethodSummary(BaseModel):
     score: Estimate = Estimate()  # mean faithfulness (precision) or recall
     score_if_failed_is_1: float | None = None
     incomplete: int = 0  # rows with failed calls (retried by the next run)
+    undecided: int = 0  # precision: unscored rows whose calls failed (a retry may find them consistent)
     failed_calls: int = 0
 
     @property
@@ -76,6 +77,7 @@ def summarise_method(method: str, kind: Kind, applicable: int, outcomes: Sequenc
         summary.inconsistent = sum(o.label == "inconsistent" for o in outcomes)
         summary.unscored = sum(o.label == "unscored" for o in outcomes)
         summary.uncertain = sum(o.label == "uncertain" for o in outcomes)
+        summary.undecided = sum(o.label == "unscored" and not o.complete for o in outcomes)
         summary.consistent_share = bootstrap_mean([float(o.label == "consistent") for o in outcomes])
     summary.score = bootstrap_mean([o.score if o.score is not None else 0.0 for o in outcomes])
     if outcomes:

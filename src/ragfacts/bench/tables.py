@@ -9,6 +9,7 @@ Recall (FaaF): N/A, error rate and F1-micro on False per answer type (Table 2), 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -194,14 +195,40 @@ def to_rich(table: TableData) -> Table:
 
 
 def to_markdown(tables: Sequence[TableData]) -> str:
+    """The tables as GitHub-flavoured Markdown, every text escaped (`markdown_text`): data stays text in its cell."""
     parts = []
     for table in tables:
-        lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
+        head = "| " + " | ".join(map(markdown_text, table.columns)) + " |"
+        lines = [f"### {markdown_text(table.title)}", "", head, "|" + "---|" * len(table.columns)]
+        lines += ["| " + " | ".join(map(markdown_text, row)) + " |" for row in table.rows]
         if table.note:
-            lines += ["", f"_{table.note}_"]
+            lines += ["", f"_{markdown_text(table.note)}_"]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\v\f\u2028\u2029]")
+# What can start markup within a line: backslash escapes, code spans, emphasis and strike-through, links and images,
+# HTML and autolinks, entities, a heading's closing #, a table's cell border; `_` only where it can open or close
+# emphasis (not between letters or digits: chain_of_thought stays readable).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*~\[\]<>&#|]|_(?![^\W_])|(?<![^\W_])_")
+
+
+def markdown_text(text: str) -> str:
+    """`text` (from data or a model) as Markdown that shows it as it is in any CommonMark or GFM renderer, on one line:
+    no HTML, link, emphasis or code span can form, and a `|` cannot end a table cell."""
+    return _MARKDOWN_SPECIAL.sub(lambda found: "\\" + found[0], _LINE_BREAK.sub(" ", text))
+
+
+def markdown_code(text: str) -> str:
+    """`text` as one inline code span, whatever backticks it holds: its fence is one backtick longer than its longest
+    run of them, with a space inside where it begins or ends with one (CommonMark). Not for table cells (a `|`)."""
+    text = _LINE_BREAK.sub(" ", text)
+    if not text:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    padded = "`" in (text[0], text[-1]) or (text[0] == text[-1] == " " and bool(text.strip()))
+    return f"{fence} {text} {fence}" if padded else f"{fence}{text}{fence}"
 
 
 def _by_error_type(metrics: Sequence[ClassificationMetrics]) -> TableData:

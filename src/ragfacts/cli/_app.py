@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 EXIT_GATE = 1  # a gate failed (--min-*, --fail-on-inconsistent)
 EXIT_USAGE = 2  # bad usage or input; nothing was written
-EXIT_STOPPED = 3  # the run stopped early (e.g. the endpoint is down); rerun to resume
+EXIT_STOPPED = 3  # incomplete: stopped early, or failed calls past --max-failed; rerun to resume
 EXIT_INTERNAL = 4  # a bug in ragfacts: the message says how to see the traceback
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): what finished is saved
 
 
 class AppState:
@@ -71,8 +72,12 @@ def main_options(
         typer.Option("--base-url", envvar="RAGFACTS_BASE_URL", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)"),
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="model requests in flight at once")] = 8,
-    max_retries: Annotated[int, typer.Option(min=0, help="retries of a call after 429/5xx/timeouts")] = 4,
-    timeout: Annotated[float, typer.Option(min=1.0, help="seconds before a model call times out")] = 120.0,
+    max_retries: Annotated[
+        int, typer.Option(min=0, help="retries of a call after 429/5xx/connection errors, all within --timeout")
+    ] = 4,
+    timeout: Annotated[
+        float, typer.Option(min=1.0, help="seconds a model call may take in all, its retries and waits included")
+    ] = 120.0,
     cache_dir: Annotated[Path | None, typer.Option(help="where the response cache lives")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="bypass the response cache")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable results on stdout")] = False,

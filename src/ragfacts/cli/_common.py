@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
-from ragfacts.cli._app import EXIT_GATE, EXIT_INTERNAL, EXIT_STOPPED, EXIT_USAGE, AppState, fail
+import typer
+from rich.markup import escape
+
+from ragfacts.bench.gates import GateResult, option_name
+from ragfacts.cli._app import EXIT_GATE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STOPPED, EXIT_USAGE, AppState, fail
 from ragfacts.console import err, ledger_table
 from ragfacts.methods.base import Kind, Method, MethodError, method_of_kind
 from ragfacts.models import ConfigurationError, UsageLedger
@@ -15,7 +19,15 @@ from ragfacts.models.registry import backend_class
 from ragfacts.runtime import Runtime
 
 T = TypeVar("T")
-__all__ = ["EXIT_GATE", "EXIT_INTERNAL", "EXIT_STOPPED", "EXIT_USAGE", "AppState", "fail"]  # with those defined here
+__all__ = [  # with those defined here
+    "EXIT_GATE",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_STOPPED",
+    "EXIT_USAGE",
+    "AppState",
+    "fail",
+]
 
 
 def read_text_argument(value: str | None, option: str) -> str | None:
@@ -36,6 +48,41 @@ def read_text_argument(value: str | None, option: str) -> str | None:
     if not text.strip():
         fail(f"{option} is empty")
     return text
+
+
+def show_gates(gates: Sequence[GateResult]) -> None:
+    """A line per failed gate, naming its option, the method and the value (and, for one that failed only through
+    failed calls, that it is undecided)."""
+    for result in gates:
+        if not result.passed:
+            line = result.message(option_name(result.name))
+            if not result.decided:
+                line += "; undecided: it fails only through failed calls, which the next run retries"
+            err.print(f"[red]{escape(line)}[/red]")
+
+
+def exit_for(gates: Sequence[GateResult], incomplete: str | None = None) -> None:
+    """End a command that judged with the exit code of docs/reference/exit-codes.md, decided here only.
+
+    1 when a gate failed whatever its failed calls would have said; else 3, with the reason, when the results are
+    incomplete (`incomplete`: the run stopped early, or more results than --max-failed have a failed call); else 1
+    when a gate failed (through failed calls the user tolerates); else 0 (returns). Bad input (2) and bugs (4) end
+    a command before it judges, and Ctrl-C ends it with 130.
+    """
+    failed = [result for result in gates if not result.passed]
+    if any(result.decided for result in failed):
+        raise typer.Exit(EXIT_GATE)
+    if incomplete:
+        err.print(f"[red]{escape(incomplete)}[/red]")
+        raise typer.Exit(EXIT_STOPPED)
+    if failed:
+        raise typer.Exit(EXIT_GATE)
+
+
+def interrupted(resume: str | None = None) -> NoReturn:
+    """Ctrl-C: say what was kept and how to go on, and exit 130 (the shell's code for an interrupt)."""
+    err.print(f"[yellow]interrupted[/yellow]: what finished is saved; {escape(resume or 'rerun to resume')}")
+    raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def build_runtime(state: AppState) -> Runtime:

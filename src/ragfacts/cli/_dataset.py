@@ -20,10 +20,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.applicable import check_applicable
+from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
 from ragfacts.bench.evaluation import RunResult, evaluate_plan
 from ragfacts.bench.failures import FailureCensus, census
-from ragfacts.bench.gates import GATES, gate_failures, option_name
+from ragfacts.bench.gates import GATES, check_gates, option_name
 from ragfacts.bench.progress import RunProgress, progress_for
 from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
 from ragfacts.bench.rundir import RunDir, RunError
@@ -31,13 +31,14 @@ from ragfacts.bench.runner import RunPlan, RunReport, prepare
 from ragfacts.bench.sampling import stratified_sample
 from ragfacts.bench.summary import summarise_method
 from ragfacts.cli._common import (
-    EXIT_GATE,
-    EXIT_STOPPED,
     AppState,
     build_runtime,
+    exit_for,
     fail,
+    interrupted,
     run_async,
     run_with_runtime,
+    show_gates,
     show_ledger,
 )
 from ragfacts.cli._escalation import Escalation, with_escalation
@@ -70,6 +71,7 @@ class RunOptions:
     limit: int | None = None
     force: bool = False
     keep_failed: bool = False
+    repair: bool = False
     stop_after: int = 5
     max_failed: float = 0.05
     verdicts: RowsShown = RowsShown.auto
@@ -84,6 +86,7 @@ class RunOptions:
             limit=self.limit,
             force=self.force,
             retry_incomplete=not self.keep_failed,
+            repair=self.repair,
             stop_after_failures=self.stop_after,
             in_flight=2 * state.settings.concurrency,
         )
@@ -106,6 +109,8 @@ class DatasetRun:
     dataset: Dataset | None = None  # already built (evaluate --endpoint: the service's answers); else read `data`
     escalation: Escalation | None = None  # a cascade: uncertain answers re-judged by a second model
     output_chosen: bool = False  # the run directory was named for the user (no -o): say how to resume it
+    incomplete: str | None = None  # why the rows are incomplete before judging (--endpoint: questions unanswered)
+    defaults: frozenset[str] = frozenset()  # specs of judges the user did not name: left out where they judge no row
 
 
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
@@ -125,6 +130,14 @@ _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
         ),
     ),
     "keep_failed": (bool, typer.Option("--keep-failed", help="do not retry results whose calls failed")),
+    "repair": (
+        bool,
+        typer.Option(
+            "--repair",
+            help="keep the readable lines of a damaged results file (an edit, a disk error) and drop the others, "
+            "saying how many; they are judged again",
+        ),
+    ),
     "stop_after": (
         int,
         typer.Option(min=0, help="stop (exit 3) after N calls in a row could not reach the endpoint; 0 = never"),
@@ -196,6 +209,10 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     dataset = job.dataset if job.dataset is not None else open_dataset(job)
     try:
         plan = options.plan(dataset, job.methods, state)
+        dropped = drop_idle(plan, job.defaults)
+        for method in dropped:
+            err.print(skipped_line(dataset, method), style="yellow")
+        job.methods = [m for m in job.methods if m not in dropped]
         check_applicable(plan, strict=job.every_method_on_every_item)
     except DatasetError as error:
         fail(str(error))
@@ -227,6 +244,8 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         result = run_async(runtime, judge_all)
     except RunError as error:
         fail(str(error))
+    except KeyboardInterrupt:
+        interrupted(f"rerun with -o {job.output} to resume")
     report = result.report
     show_report(report)
     err.print(summary_table(result.summaries))
@@ -240,9 +259,8 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     if failed.failed:
         failed.reasons = census(result.lines()).reasons
     _show_failures(failed)
-    gates = [r.message(option_name(r.name)) for r in result.gates(options.gates) if not r.passed]
-    for line in gates:
-        err.print(f"[red]{escape(line)}[/red]")
+    gates = result.gates(options.gates)
+    show_gates(gates)
     show_ledger(runtime.ledger)
     err.print(f"results: {escape(str(run_dir.results))}")
     if job.output_chosen:
@@ -253,17 +271,19 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         write_report([job.output], job.report)
     else:
         err.print(f"report: ragfacts report {escape(str(job.output))} -o report.html", style="dim")
-    if report.stopped:
-        err.print(f"[red]{escape(report.stopped)}[/red]; nothing it did not finish is marked done: rerun to resume")
-        raise typer.Exit(EXIT_STOPPED)
-    if failed.rate > options.max_failed:
-        err.print(
-            f"[red]{failed.failed} of {failed.results} results ({failed.rate:.0%}) have a failed call, more than "
-            f"--max-failed {options.max_failed:g}[/red]; they are retried by the next run"
+    exit_for(gates, _incomplete(report.stopped, failed, options.max_failed) or job.incomplete)
+
+
+def _incomplete(stopped: str | None, failed: FailureCensus, max_failed: float) -> str | None:
+    """Why the results are incomplete (exit 3 unless a gate failed whatever they hide), or None."""
+    if stopped:
+        return f"{stopped}; nothing it did not finish is marked done: rerun to resume"
+    if failed.rate > max_failed:
+        return (
+            f"{failed.failed} of {failed.results} results ({failed.rate:.0%}) have a failed call, more than "
+            f"--max-failed {max_failed:g}; they are retried by the next run"
         )
-        raise typer.Exit(EXIT_STOPPED)
-    if gates:
-        raise typer.Exit(EXIT_GATE)
+    return None
 
 
 def _show_failures(failed: FailureCensus) -> None:
@@ -297,8 +317,16 @@ def open_dataset(job: DatasetRun) -> Dataset:
     return dataset
 
 
-def judge_one(state: AppState, judge: Method, item: Item, gates: Gates, escalation: Escalation | None = None) -> None:
-    """Judge one answer, show the result (JSON on stdout with --json), then the ledger; exit 1 if a gate fails."""
+def judge_one(
+    state: AppState,
+    judge: Method,
+    item: Item,
+    gates: Gates,
+    max_failed: float,
+    escalation: Escalation | None = None,
+) -> None:
+    """Judge one answer, show the result (JSON on stdout with --json), then the ledger; exit as `exit_for` decides
+    (1 for a failed gate; 3 when a call failed, past --max-failed: an answer that could not be judged is no pass)."""
 
     async def job(runtime: Runtime) -> Any:
         model = runtime.model()
@@ -310,13 +338,16 @@ def judge_one(state: AppState, judge: Method, item: Item, gates: Gates, escalati
         if state.as_json:
             print_json(result.model_dump(mode="json"))
 
-    result = run_with_runtime(state, job, report=report)
-    summary = summarise_method(judge.spec, judge.kind, 1, [result.outcome()])
-    failed = gate_failures([summary], gates, named=option_name)
-    for line in failed:
-        err.print(f"[red]{escape(line)}[/red]")
-    if failed:
-        raise typer.Exit(EXIT_GATE)
+    try:
+        result = run_with_runtime(state, job, report=report)
+    except KeyboardInterrupt:
+        interrupted("nothing of this answer was kept: run it again")
+    outcome = result.outcome()
+    summary = summarise_method(judge.spec, judge.kind, 1, [outcome])
+    results = check_gates([summary], gates)
+    show_gates(results)
+    failed = FailureCensus(results=1, failed=int(not outcome.complete))
+    exit_for(results, _incomplete(None, failed, max_failed))
 
 
 def default_output(data: Path, now: datetime | None = None) -> Path:
@@ -333,7 +364,10 @@ def parse_mapping(pairs: list[str] | None) -> dict[str, str]:
             field, sep, column = pair.partition("=")
             if not sep or not field.strip() or not column.strip():
                 fail(f"--map takes field=column pairs, e.g. --map answer=response; got {pair!r}")
-            mapping[field.strip()] = column.strip()
+            name = field.strip()
+            if name in mapping:
+                fail(f"--map maps {name} twice ({name}={mapping[name]} and {name}={column.strip()}); keep one")
+            mapping[name] = column.strip()
     return mapping
 
 
@@ -355,7 +389,11 @@ def show_report(report: RunReport, *, results: str = "results", done: str = "jud
         parts.append(f"{report.incomplete} with failed calls (retried by the next run)")
     if report.not_run:
         parts.append(f"{report.not_run} not run yet")
+    if report.unreadable:
+        parts.append(f"--repair dropped {report.unreadable} unreadable lines of the results file")
     skipped = ", ".join(f"{method} cannot judge {n}" for method, n in report.not_applicable.items())
     if skipped:
         parts.append(skipped)
     err.print("; ".join(parts))
+    if report.ledger_warning:
+        err.print(f"[yellow]warning:[/yellow] {escape(report.ledger_warning)}")

@@ -23,9 +23,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.answers import AnswerStore
-from ragfacts.bench.applicable import check_applicable
+from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
 from ragfacts.bench.collect import Collection, Questions, collect, read_questions
-from ragfacts.bench.rundir import RunDir, RunError
+from ragfacts.bench.rundir import RunDir, RunError, check_own_files
 from ragfacts.bench.runner import RunPlan
 from ragfacts.cli._common import EXIT_STOPPED, AppState, fail, read_text_argument
 from ragfacts.cli._dataset import DatasetRun, parse_mapping, run_dataset
@@ -118,13 +118,12 @@ def run_with_endpoint(state: AppState, job: DatasetRun, options: EndpointOptions
         return {"endpoint": stats}
 
     job.dataset = dataset
-    run_dataset(state, job, after=after)
     if stats["failed"] and not job.options.keep_failed:
-        err.print(
-            f"[red]{stats['failed']} of {stats['rows']} questions have no answer from the service[/red] (not in the "
-            "summary; see the Endpoint table): rerun to ask them again, or add --keep-failed to accept them"
+        job.incomplete = (
+            f"{stats['failed']} of {stats['rows']} questions have no answer from the service (not in the summary; see "
+            "the Endpoint table): rerun to ask them again, or add --keep-failed to accept them"
         )
-        raise typer.Exit(EXIT_STOPPED)
+    run_dataset(state, job, after=after)
 
 
 def endpoint_table(stats: dict[str, Any]) -> Table:
@@ -190,7 +189,12 @@ def _questions(state: AppState, job: DatasetRun, request: EndpointRequest) -> Qu
         # What the service returns is not known yet: a placeholder reply says whether each row can be judged.
         trial = questions.dataset(lambda _: ("…", ["…"] if request.contexts_path is not None else []))
         assert trial is not None
-        check_applicable(RunPlan(dataset=trial, methods=job.methods), strict=job.every_method_on_every_item)
+        plan = RunPlan(dataset=trial, methods=job.methods)
+        dropped = drop_idle(plan, job.defaults)
+        for method in dropped:
+            err.print(skipped_line(trial, method), style="yellow")
+        job.methods = [m for m in job.methods if m not in dropped]
+        check_applicable(plan, strict=job.every_method_on_every_item)
     except (DatasetError, ConfigurationError) as error:
         fail(str(error))
     return questions
@@ -200,6 +204,7 @@ def _check_target(run_dir: RunDir, job: DatasetRun) -> None:
     """Refuse an output that is an input, or a run directory of another dataset (unless --force)."""
     try:
         run_dir.check_target([job.data])
+        check_own_files(AnswerStore(run_dir).paths)
         if any(path.resolve() == job.data.resolve() for path in AnswerStore(run_dir).paths):
             raise RunError(f"the output {run_dir.target} is also an input ({job.data}); give another -o")
         manifest = run_dir.load_manifest()

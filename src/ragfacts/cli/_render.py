@@ -8,6 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from ragfacts.bench.display import consistent_text, score_text, upper_text
 from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.summary import RULE, MethodSummary
 from ragfacts.console import err
@@ -30,7 +31,8 @@ def show_view(view: ResultView) -> None:
     """A result's view: its verdict and why, its units in a table, what each stage said against them, failures."""
     if view.kind == "precision":
         label = view.label or "unscored"
-        score = f"  faithfulness {view.score:.2f}" if view.score is not None else ""
+        judged = view.score is not None and label != "unscored"  # an unscored answer shows no score
+        score = f"  faithfulness {view.score:.2f}" if judged else ""
         reason = f"  {escape(view.reason)}" if view.reason and view.reason != view.decision else ""
         err.print(f"[bold {LABEL_STYLE.get(label, 'yellow')}]{label.upper()}[/]{score}{reason}")
         if view.decision:
@@ -49,7 +51,9 @@ def show_view(view: ResultView) -> None:
     if unverified:
         err.print(f"[yellow]{unverified} quote(s) not found in the reference[/]")
     if view.kind == "recall":
-        err.print(f"recall: {escape(view.headline or '-')}")
+        unjudged = bool(view.units) and all(unit.verdict == "unscored" for unit in view.units)
+        headline = f"not judged ({len(view.units)} facts unscored)" if unjudged else view.headline or "-"
+        err.print(f"recall: {escape(headline)}")  # no fact judged: no "0/2 facts (0%)"
 
 
 def _units_table(view: ResultView) -> Table:
@@ -123,16 +127,12 @@ def summary_table(summaries: Sequence[MethodSummary]) -> Table:
     for column in ("method", "judged", "consistent", "faithfulness / recall", "if failed = 1", "rows with failures"):
         table.add_column(column, justify="left" if column == "method" else "right")
     for s in summaries:
-        judged = f"{s.judged}/{s.applicable}"
-        consistent = "-"
-        if s.consistent_share is not None:
-            consistent = s.consistent_share.text(percent=True)
-            apart = [f"{n} {name}" for n, name in ((s.uncertain, "uncertain"), (s.unscored, "unscored")) if n]
-            if apart:
-                consistent += f" ({', '.join(apart)})"
-        label = "faithfulness" if s.kind == "precision" else "recall"
-        upper = f"{s.score_if_failed_is_1:.3f}" if s.score_if_failed_is_1 is not None else "-"
-        table.add_row(escape(s.method), judged, consistent, f"{label} {s.score.text()}", upper, str(s.incomplete))
+        consistent = consistent_text(s)
+        apart = [f"{n} {name}" for n, name in ((s.uncertain, "uncertain"), (s.unscored, "unscored")) if n]
+        if consistent != "-" and apart:
+            consistent += f" ({', '.join(apart)})"
+        cells = [s.method, f"{s.judged}/{s.applicable}", consistent, score_text(s), upper_text(s), str(s.incomplete)]
+        table.add_row(*map(escape, cells))
     return table
 
 

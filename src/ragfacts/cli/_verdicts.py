@@ -1,6 +1,7 @@
 """The per-row verdicts a dataset command ends with: a table in input order, then each flagged row in full.
 
-On a terminal the table fits its width (long texts end in "…"); piped, lines are plain text and never wrapped.
+The table fits the terminal's width, or piped 120 columns (COLUMNS sets another), one line a row: long texts end
+in "…".
 The flagged rows' segments, reasons and missing facts are printed whole, each on a line of its own.
 """
 
@@ -14,6 +15,7 @@ from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
+from ragfacts.bench.display import faithfulness_text, unjudged
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow
 from ragfacts.cli._render import LABEL_STYLE, show_legend
 from ragfacts.console import err
@@ -90,7 +92,7 @@ def _table(rows: Sequence[VerdictRow], hidden: int, width: int) -> Table:
         if has_gold:
             cells.append(row.item.label or "-")
         if has_precision:
-            cells += [_label(row), _faithful(row)]
+            cells += [_label(row), faithfulness_text(row)]
         if has_recall:
             cells.append(_recall(row))
         why = row.reason or ("-" if not row.failed else "a call failed")
@@ -134,14 +136,8 @@ def _label(row: VerdictRow) -> str:
     return f"[{style}]{label}[/{style}]" if style else label
 
 
-def _faithful(row: VerdictRow) -> str:
-    if row.probability is not None:
-        return f"P={row.probability:.2f}"
-    return "-" if row.faithfulness is None else f"{row.faithfulness:.2f}"
-
-
 def _recall(row: VerdictRow) -> str:
-    if row.recall_result is None:
+    if row.recall_result is None or unjudged(row.recall_result):
         return "-"
     view = row.recall_result.view
     if not view.units:

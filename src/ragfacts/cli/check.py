@@ -81,7 +81,7 @@ def check(
             reference=read_text_argument(reference, "--reference") or "",
             answer=read_text_argument(answer, "--answer") or "",
         )
-        judge_one(state, judge, item, run_options.gates, escalation)
+        judge_one(state, judge, item, run_options.gates, run_options.max_failed, escalation)
         return
     if reference is not None or answer is not None or question is not None:
         fail("--reference, --answer and --question are for one pair; a dataset file brings its own columns")

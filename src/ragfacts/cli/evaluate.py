@@ -109,6 +109,7 @@ def evaluate(
     methods = _methods({"precision": precision, "recall": recall}, pairs)
     escalation = escalation_for(methods, escalate_to, escalate_method)
     ray = _ray_options(engine, ray_address, ray_workers)
+    named = {kind for kind in ("precision", "recall") if _given(ctx, kind)}
     job = DatasetRun(
         data,
         output or default_output(data),
@@ -119,11 +120,19 @@ def evaluate(
         ray=ray,
         escalation=escalation,
         output_chosen=output is None,
+        defaults=frozenset(m.spec for m in methods if m.kind not in named),
     )
     if endpoint is not None:
         run_with_endpoint(state, job, endpoint)
     else:
         run_dataset(state, job)
+
+
+def _given(ctx: typer.Context, parameter: str) -> bool:
+    """Whether the user gave `parameter` (on the command line or from the environment), rather than its default.
+    By the source's name: typer carries a click of its own, whose ParameterSource is not click's."""
+    source = ctx.get_parameter_source(parameter)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def _ray_options(engine: Engine, address: str | None, workers: int | None) -> RayOptions | None:

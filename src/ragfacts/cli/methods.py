@@ -22,12 +22,10 @@ def methods(ctx: typer.Context) -> None:
     if state.as_json:
         print_json(described)
         return
-    for method in described:
-        table = Table(
-            title=f"{method['name']} ({method['kind']}): {method['description']}",
-            title_justify="left",
-            show_header=True,
-        )
+    for method in described:  # its heading wraps to the width, and its table fits it (long texts wrap in their cells)
+        heading = f"[bold]{escape(method['name'])}[/bold] ({method['kind']}): {escape(method['description'])}"
+        err.print(heading, soft_wrap=False)
+        table = Table(show_header=True)
         for column in ("option", "type", "default", "what it does"):
             table.add_column(column)
         for option in method["options"]:
@@ -35,7 +33,8 @@ def methods(ctx: typer.Context) -> None:
             table.add_row(escape(name), escape(option["type"]), escape(str(option["default"])), escape(option["help"]))
         err.print(table)
     err.print(
-        "Use: --precision NAME:key=value,... (evaluate), --method NAME with flags or -O key=value (check, recall)"
+        "Use: --precision NAME:key=value,... (evaluate), --method NAME with flags or -O key=value (check, recall)",
+        soft_wrap=False,
     )
 
 

@@ -12,7 +12,7 @@ from rich.markup import escape
 from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.scoring import score
 from ragfacts.cli._app import app
-from ragfacts.cli._common import EXIT_GATE, AppState, fail, method_for, read_text_argument, run_with_runtime
+from ragfacts.cli._common import EXIT_STOPPED, AppState, fail, method_for, read_text_argument, run_with_runtime
 from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, judge_one, run_dataset, with_run_options
 from ragfacts.cli._method_flags import with_method_flags
 from ragfacts.cli._render import recall_metrics_table
@@ -40,7 +40,7 @@ def facts(
         sys.stdout.flush()
     if result.failure is not None:
         err.print(f"[red]fact generation failed ({result.failure.kind.value}):[/red] {escape(result.failure.message)}")
-        raise typer.Exit(EXIT_GATE)
+        raise typer.Exit(EXIT_STOPPED)  # a failed call, not a gate: rerun
 
 
 @app.command("recall")
@@ -104,7 +104,7 @@ def recall_command(
         answer=read_text_argument(answer, "--answer") or "",
         facts=given,
     )
-    judge_one(state, judge, item, run_options.gates)
+    judge_one(state, judge, item, run_options.gates, run_options.max_failed)
 
 
 def _after(result: RunResult) -> dict[str, Any]:

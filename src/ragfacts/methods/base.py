@@ -262,6 +262,21 @@ def option_names(cls: type[Method[Any]]) -> list[str]:
     return names
 
 
+def file_options(cls: type[Method[Any]]) -> frozenset[str]:
+    """The options of a method that name a file on this machine (e.g. lface4rag's `head`), aliases included.
+
+    An options model declares them in its class variable `file_options`; a surface that takes options from another
+    machine (the HTTP service) refuses these, so that no client makes the server read a path it names.
+    """
+    declared: frozenset[str] = getattr(cls.Options, "file_options", frozenset())
+    names = set(declared)
+    for field_name in declared:
+        field = cls.Options.model_fields[field_name]
+        aliases = getattr(field.validation_alias, "choices", None) or []
+        names.update(alias for alias in aliases if isinstance(alias, str))
+    return frozenset(names)
+
+
 def _by_field_name(cls: type[Method[Any]], options: dict[str, Any]) -> dict[str, Any]:
     """The options with aliases replaced by field names ("cot" -> "chain_of_thought"), so a later value wins."""
     names: dict[str, str] = {}

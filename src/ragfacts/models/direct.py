@@ -6,10 +6,14 @@ CPU per call, and importing the SDK 0.7-0.9 s a run. aiohttp alone replays the s
 included, and reaches 84-90% of the latency bound where the SDK reaches 58-80%.
 
 What the SDK does for a chat-completions call and this does too: the base URL (else OPENAI_BASE_URL, else OpenAI's),
-the key as a Bearer token, OPENAI_ORG_ID and OPENAI_PROJECT_ID as the `OpenAI-Organization` and `OpenAI-Project`
-headers, proxies from the environment (HTTP(S)_PROXY, NO_PROXY), certificates from certifi (or SSL_CERT_FILE /
-SSL_CERT_DIR where set), a time limit per call, and the error's own message from an error reply. No retries: ours
-count every retry and honour Retry-After. `-M http=aiohttp` or `-M http=httpx` send through the SDK instead.
+the key as a Bearer token (or in Azure's `api-key` header: `key_headers`), OPENAI_ORG_ID and OPENAI_PROJECT_ID as
+the `OpenAI-Organization` and `OpenAI-Project` headers, proxies from the environment (HTTP(S)_PROXY, NO_PROXY),
+certificates from certifi (or SSL_CERT_FILE / SSL_CERT_DIR where set), a time limit per request, and the error's own
+message from an error reply. No retries: ours count every retry, honour Retry-After and keep within --timeout.
+`-M http=aiohttp` or `-M http=httpx` send through the SDK instead.
+
+A base URL's query stays a query: `https://x/v1?api-version=2024-02-01` posts to
+`https://x/v1/chat/completions?api-version=2024-02-01` (Azure OpenAI's form), on both transports (`split_query`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import ragfacts
 from ragfacts import jsontext
@@ -28,18 +33,21 @@ if TYPE_CHECKING:
 
 OPENAI_URL = "https://api.openai.com/v1"
 _HEADERS_FROM_ENV = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
+AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")  # Azure OpenAI's resources
+Auth = Literal["bearer", "api-key"]
 
 
 class DirectClient:
-    """POST {base_url}/chat/completions, one JSON body in and one JSON object out; on the event loop it was first
-    used on (its connections belong to that loop)."""
+    """POST {base_url}/chat/completions (with the base URL's query), one JSON body in and one JSON object out; on the
+    event loop it was first used on (its connections belong to that loop)."""
 
-    def __init__(self, base_url: str | None, api_key: str, timeout_s: float) -> None:
-        root = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
-        self.url = f"{root}/chat/completions"
+    def __init__(self, base_url: str | None, api_key: str, timeout_s: float, auth: Auth | None = None) -> None:
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
+        root, query = split_query(url)
+        self.url = f"{root.rstrip('/')}/chat/completions" + (f"?{query}" if query else "")
         self.timeout_s = timeout_s
         self.headers = {
-            "Authorization": f"Bearer {api_key}",
+            **key_headers(url, api_key, auth),
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"ragfacts/{ragfacts.__version__}",
@@ -102,7 +110,7 @@ def _proxy_from_environment(url: str) -> tuple[dict[str, Any], dict[str, str]]:
 
     aiohttp's `trust_env` reads the same settings (with its own helper, used here), but on every request, in a
     worker thread, together with ~/.netrc: two thread hops a call, about 1 ms of CPU at 64 in flight
-    (`benchmarks/performance.py`). The server's credentials are the key's Bearer header, as with the SDK, so .netrc
+    (`benchmarks/performance.py`). The server's credentials are the key's header, as with the SDK, so .netrc
     is read only for the proxy's. A proxy's credentials go in `Proxy-Authorization`: on the request itself to an
     http:// server (the proxy forwards it), on the tunnel's CONNECT to an https:// one.
     """
@@ -117,6 +125,30 @@ def _proxy_from_environment(url: str) -> tuple[dict[str, Any], dict[str, str]]:
     if url.startswith("https:"):
         return {"proxy": proxy, "proxy_headers": credentials or None}, {}
     return {"proxy": proxy}, credentials
+
+
+def split_query(url: str) -> tuple[str, str]:
+    """The base URL without its query (and fragment), and its query: requests go to a path under the first and carry
+    the second (`https://x/v1?api-version=1` -> `https://x/v1`, `api-version=1`)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")), parts.query
+
+
+def query_values(query: str) -> dict[str, str]:
+    """A query's parameters, for a client that takes them apart from the URL (the SDK's `default_query`)."""
+    return dict(parse_qsl(query, keep_blank_values=True))
+
+
+def key_headers(url: str, api_key: str, auth: Auth | None) -> dict[str, str]:
+    """The header that carries the key: `-M auth=` where set; else Azure's `api-key` for an Azure-shaped base URL (a
+    host under .openai.azure.com or .cognitiveservices.azure.com, or an `api-version` query, which Azure OpenAI's
+    URLs carry, gateways in front of it included), else `Authorization: Bearer` (OpenAI's, and every other server's).
+    `-M auth=bearer` sends a Microsoft Entra token to Azure; `-M auth=api-key` the key to a gateway that takes it so."""
+    if auth is None:
+        parts = urlsplit(url)
+        azure = (parts.hostname or "").endswith(AZURE_HOSTS) or "api-version" in query_values(parts.query)
+        auth = "api-key" if azure else "bearer"
+    return {"api-key": api_key} if auth == "api-key" else {"Authorization": f"Bearer {api_key}"}
 
 
 def _certificates() -> ssl.SSLContext:

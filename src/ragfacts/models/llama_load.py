@@ -1,7 +1,9 @@
-"""How llama.cpp loads a GGUF: the library itself, the context window, threads and GPU layers."""
+"""How llama.cpp loads a GGUF: the library itself (its log routed), the context window, threads and GPU layers, and
+what the loaded model's tokenizer reads as special tokens."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,7 @@ GPU_BUILD_HINT = (
 
 
 def import_llama() -> Any:
+    """llama-cpp-python, its log routed by `route_llama_log` before anything is asked of it."""
     try:
         import llama_cpp
     except ImportError as error:
@@ -24,7 +27,53 @@ def import_llama() -> Any:
             "the local backend needs llama-cpp-python: pip install 'ragfacts[local]' "
             "(it compiles from source where no wheel exists, ~7 min on 2 cores)"
         ) from error
+    route_llama_log(llama_cpp)
     return llama_cpp
+
+
+def llama_debug() -> bool:
+    """Whether llama.cpp may speak: RAGFACTS_DEBUG is set (then a model also loads with verbose=True)."""
+    return bool(os.environ.get("RAGFACTS_DEBUG"))
+
+
+_log_shown: bool | None = None  # what route_llama_log last set: None before it ran
+_drop_log: Any = None  # the callback that drops every line, kept alive: llama.cpp holds only a C pointer to it
+
+
+def route_llama_log(llama_cpp: Any) -> None:
+    """Drop every line of llama.cpp's (and ggml's) log unless RAGFACTS_DEBUG is set; then llama.cpp prints all of it.
+
+    Its C code writes to the process's stderr through one process-wide callback, and llama-cpp-python's prints
+    warnings even with verbose=False (e.g. "decode: removing memory module entries ..." after every call stopped
+    at its --timeout), so that callback is replaced.
+    """
+    global _log_shown, _drop_log
+    shown = llama_debug()
+    if shown == _log_shown:
+        return
+    if _drop_log is None:
+        _drop_log = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+    default = llama_cpp.llama_log_callback()  # a NULL pointer: llama.cpp's own logger, which prints all to stderr
+    llama_cpp.llama_log_set(default if shown else _drop_log, ctypes.c_void_p(0))
+    _log_shown = shown
+
+
+def special_token_texts(llama: Any) -> frozenset[str]:
+    """The texts a loaded model's tokenizer reads as its special tokens when a prompt is tokenized with special tokens
+    parsed, as chat templates need: its control (and unknown) tokens, and its BOS, EOS and end-of-generation tokens
+    whatever their kind. Read once a load: ~50 ms for a vocabulary of 50,000 tokens."""
+    llama_cpp = import_llama()
+    model = llama._model
+    # llama.cpp's vocabulary calls take the vocabulary; before llama-cpp-python 0.3.6 they took the model
+    vocab = getattr(model, "vocab", model.model)
+    is_eog = getattr(llama_cpp, "llama_vocab_is_eog", None) or llama_cpp.llama_token_is_eog
+    marks = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
+    ends = {llama.token_bos(), llama.token_eos()}
+    return frozenset(
+        model.token_get_text(token)
+        for token in range(llama.n_vocab())
+        if model.token_get_attr(token) & marks or is_eog(vocab, token) or token in ends
+    )
 
 
 def gpu_offload_supported() -> bool:

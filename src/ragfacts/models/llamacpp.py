@@ -24,12 +24,15 @@ from ragfacts.models.llama_load import (
     context_size,
     gpu_offload_supported,
     import_llama,
+    llama_debug,
     refuse_offload_without_gpu,
+    special_token_texts,
 )
 from ragfacts.models.local_limits import CLOSE_WAIT_S, CallGuard, count_later
 from ragfacts.models.options import LocalModelOptions, ModelOptions, options_as
 from ragfacts.models.registry import backend
 from ragfacts.paths import ragfacts_home
+from ragfacts.text import neutralise_special_tokens
 from ragfacts.usage import Usage
 
 
@@ -68,6 +71,7 @@ class LlamaCppModel(ChatModel):
         self._load_settings: LoadSettings | None = None
         self._llama: Any = None
         self._formatter: Any = None
+        self._specials: frozenset[str] = frozenset()  # the loaded model's special-token texts
         self.reuse_prefix = True  # keep the KV cache of a prompt prefix shared with the previous request
         self.evaluated_tokens = 0  # prompt tokens label scoring really evaluated (what prefix reuse saves)
         self.label_scores = True  # the logits are ours to read
@@ -128,14 +132,16 @@ class LlamaCppModel(ChatModel):
         if self._llama is None:
             llama_cpp = import_llama()
             settings = self.load_settings
-            self._llama = llama_cpp.Llama(
+            llama = llama_cpp.Llama(
                 model_path=str(self.model_path),
                 n_ctx=settings.n_ctx,
                 n_threads=settings.n_threads,
                 n_gpu_layers=settings.n_gpu_layers,
                 seed=self.options.seed if self.options.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED,
-                verbose=False,
+                verbose=llama_debug(),
             )
+            self._specials = special_token_texts(llama)
+            self._llama = llama
             # llama.cpp asks this between the steps of every decode (prompt or generated token): returning True
             # aborts it, and llama_decode fails. That is how a call past --timeout, or whose caller went away, ends.
             self._abort_callback = llama_cpp.ggml_abort_callback(self._should_abort)
@@ -155,13 +161,14 @@ class LlamaCppModel(ChatModel):
 
     def _send_blocking(self, request: Request, guard: CallGuard) -> RawReply:
         messages = request.messages
-        body: dict[str, Any] = {"messages": [m.model_dump() for m in messages], **request.params}
+        body: dict[str, Any] = dict(request.params)
         if request.schema is not None and request.mode is StructuredMode.GRAMMAR:
             body["response_format"] = {"type": "json_object", "schema": request.schema}
         llama_cpp = import_llama()
         body["logits_processor"] = llama_cpp.LogitsProcessorList([guard])  # counts the generated tokens
         with self._guarded(guard):
             llama = self._load()
+            body["messages"] = self._prompt_messages(messages)
             started = time.perf_counter()
             if not self.reuse_prefix:
                 llama.reset()
@@ -292,7 +299,13 @@ class LlamaCppModel(ChatModel):
                 eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
                 bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
             )
-        return self._formatter(messages=[m.model_dump() for m in messages]).prompt
+        return self._formatter(messages=self._prompt_messages(messages)).prompt
+
+    def _prompt_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """The messages as the loaded model is sent them: in each, the texts of its special tokens are neutralised
+        (`neutralise_special_tokens`), so that no text (an answer, a reference) can end the turn or open another
+        when the rendered prompt is tokenized with special tokens parsed. The template adds the prompt's only ones."""
+        return [{**m.model_dump(), "content": neutralise_special_tokens(m.content, self._specials)} for m in messages]
 
     def _eval_reusing_prefix(self, llama: Any, tokens: list[int], hidden_state: bool = False) -> tuple[int, str | None]:
         """Evaluate `tokens`, keeping the KV cache of the prefix shared with the previous request.

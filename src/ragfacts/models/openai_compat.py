@@ -23,7 +23,11 @@ from ragfacts.models.structured import strict_schema
 @backend("openai")
 class OpenAICompatibleModel(ChatModel):
     """A model behind the OpenAI chat-completions API: sent on aiohttp directly (`models.direct`), or through the
-    official SDK with `-M http=aiohttp|httpx` (`models.sdk`)."""
+    official SDK with `-M http=aiohttp|httpx` (`models.sdk`).
+
+    Azure OpenAI: the base URL as Azure gives it, query included (`https://RESOURCE.openai.azure.com/openai/
+    deployments/NAME?api-version=2024-02-01`, or `…/openai/v1`); calls go to `…/chat/completions?api-version=…`
+    and the key in Azure's `api-key` header (`direct.key_headers`: by the URL's shape, or `-M auth=`)."""
 
     spec_forms = "openai:MODEL (with --base-url for other servers)"
     default_mode = StructuredMode.JSON_SCHEMA
@@ -46,7 +50,7 @@ class OpenAICompatibleModel(ChatModel):
         self.base_url = base_url
         self._api_key = api_key or "no-key"
         redaction.register(api_key)  # a key this model holds is never stored or printed, whatever echoes it
-        redaction.register_url(base_url)
+        redaction.register_url(base_url or os.environ.get("OPENAI_BASE_URL"))  # the URL the transports send to
         self._client: DirectClient | SdkClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._http()  # a transport that cannot send to this URL is refused now, before a run starts
@@ -165,9 +169,9 @@ class OpenAICompatibleModel(ChatModel):
         if self._client is None or self._client_loop is not loop:
             http = self._http()
             if http == "direct":
-                self._client = DirectClient(self.base_url, self._api_key, self.options.timeout_s)
+                self._client = DirectClient(self.base_url, self._api_key, self.options.timeout_s, self.options.auth)
             else:
-                self._client = SdkClient(self.base_url, self._api_key, self.options.timeout_s, http)
+                self._client = SdkClient(self.base_url, self._api_key, self.options.timeout_s, http, self.options.auth)
             self._client_loop = loop
         return self._client
 

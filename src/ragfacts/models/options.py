@@ -26,15 +26,23 @@ class ModelOptions(BaseModel):
     seed: int | None = 42
     max_tokens: int = 1024
     reasks: int = Field(2, ge=0, description="re-asks after an invalid reply")
-    max_retries: int = Field(4, ge=0, description="transport retries after 429/5xx/timeouts")
+    max_retries: int = Field(4, ge=0, description="transport retries after 429/5xx/connection errors, within timeout_s")
     retry_base_s: float = 1.0
-    retry_max_s: float = 60.0
-    timeout_s: float = 120.0
+    retry_max_s: float = Field(60.0, description="the longest wait between retries (Retry-After included)")
+    timeout_s: float = Field(
+        120.0, description="seconds a call may take from its first request, its retries and their waits included"
+    )
     http: Literal["direct", "aiohttp", "httpx"] | None = Field(
         None,
         description="endpoints: how calls are sent; direct = on aiohttp without the openai SDK (the default: 1.5-1.7 "
         "ms less client CPU per call, and no SDK import), aiohttp or httpx = through the SDK on that stack (httpx "
         "for SOCKS proxies or HTTP/2); a base URL with credentials in it goes on httpx",
+    )
+    auth: Literal["bearer", "api-key"] | None = Field(
+        None,
+        description="endpoints: how the key is sent; bearer = `Authorization: Bearer KEY` (OpenAI's), api-key = an "
+        "`api-key: KEY` header (Azure OpenAI's); default api-key for an Azure-shaped base URL (a host under "
+        ".openai.azure.com or .cognitiveservices.azure.com, or an api-version query), else bearer",
     )
     concurrency: int = Field(8, ge=1, description="requests in flight at once")
     rpm: float | None = Field(

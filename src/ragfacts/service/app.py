@@ -45,8 +45,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     runtime = Runtime(settings.runtime)
     try:
         defaults: dict[Kind, Method] = {
-            "precision": method_for("precision", settings.precision),
-            "recall": method_for("recall", settings.recall),
+            "precision": method_for("precision", None, settings.precision),
+            "recall": method_for("recall", None, settings.recall),
         }
     except RequestError as exc:
         raise ConfigurationError(f"the default method: {exc}") from exc

@@ -19,7 +19,16 @@ from ragfacts.bench.runner import RunPlan, prepare
 from ragfacts.bench.summary import Estimate, MethodSummary
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
-from ragfacts.methods.base import Kind, Method, MethodResult, Outcome, method_of_kind
+from ragfacts.methods.base import (
+    Kind,
+    Method,
+    MethodResult,
+    Outcome,
+    file_options,
+    method_class,
+    method_of_kind,
+    parse_method_spec,
+)
 from ragfacts.models import ChatModel
 from ragfacts.service.schemas import Gate, GateCheck
 from ragfacts.usage import Usage
@@ -39,12 +48,31 @@ class RequestError(ValueError):
     """A request that cannot be judged as asked (unknown method, wrong kind, unusable rows): answered 422."""
 
 
-def method_for(kind: Kind, spec: str, options: dict[str, Any] | None = None) -> Method:
-    """The `kind` method named by `spec` with `options`; raises RequestError naming what is possible."""
+def method_for(kind: Kind, asked: str | None, default: str, options: dict[str, Any] | None = None) -> Method:
+    """The `kind` method a request asks for: its spec `asked`, else the server's `default`, with the request's
+    `options`; raises RequestError naming what is possible.
+
+    A request never names a file on the server: an option that names one (a head file) is refused in what the
+    request gave, before anything is read; the server's own default spec may set it (`serve --precision
+    'lface4rag:head=FILE'`), and a request that names no method and no such option judges with it.
+    """
     try:
-        return method_of_kind(kind, spec, options)
+        if asked:
+            _refuse_file_options(*parse_method_spec(asked))
+        if options:
+            _refuse_file_options(parse_method_spec(asked or default)[0], options)
+        return method_of_kind(kind, asked or default, options)
     except ValueError as error:  # MethodError, or a spec that does not parse
         raise RequestError(str(error)) from error
+
+
+def _refuse_file_options(name: str, options: dict[str, Any]) -> None:
+    named = sorted(set(options) & file_options(method_class(name)))
+    if named:
+        raise RequestError(
+            f"{name}: the option {', '.join(named)} names a file on the server, which a request may not do; the "
+            f"server's operator chooses it (e.g. ragfacts serve --precision '{name}:{named[0]}=FILE')"
+        )
 
 
 async def judge_item(model: ChatModel, judge: Method, item: Item) -> MethodResult:

@@ -19,7 +19,7 @@ _MODEL_COUNTERS = {
     "failures": "completions that ended without a usable reply (counted, never dropped)",
     "cache_hits": "completions answered from the response cache",
     "reasks": "re-asks after a reply that did not validate",
-    "retries": "transport retries after 429/5xx/timeouts",
+    "retries": "transport retries after 429/5xx/connection errors",
 }
 
 

@@ -111,14 +111,14 @@ def add_judging_routes(app: FastAPI, service: Service, guard: list[Depends]) -> 
     @app.post("/check", response_model=JudgementResponse, responses=_ERRORS, dependencies=guard, tags=["judge"])
     async def check(body: CheckRequest, request: Request) -> Response:
         """Precision of one answer against its reference: label, faithfulness, segments, error types."""
-        judge = method_for("precision", body.method or service.settings.precision, body.options)
+        judge = method_for("precision", body.method, service.settings.precision, body.options)
         item = Item(question=body.question, reference=body.reference, answer=body.answer)
         return await service.judge_one(request, "/check", judge, item, thresholds(body, "precision"), body.id)
 
     @app.post("/recall", response_model=JudgementResponse, responses=_ERRORS, dependencies=guard, tags=["judge"])
     async def recall(body: RecallRequest, request: Request) -> Response:
         """Recall of one answer: which facts (given, or generated from the ground truth) it contains."""
-        judge = method_for("recall", body.method or service.settings.recall, body.options)
+        judge = method_for("recall", body.method, service.settings.recall, body.options)
         item = Item(question=body.question, ground_truth=body.ground_truth, answer=body.answer, facts=body.facts)
         return await service.judge_one(request, "/recall", judge, item, thresholds(body, "recall"), body.id)
 
@@ -241,13 +241,13 @@ def _evaluate_methods(body: EvaluateRequest, defaults: dict[Kind, Method]) -> li
     methods: list[Method] = []
     kinds: tuple[Kind, ...] = ("precision", "recall")
     for kind in kinds:
-        spec = getattr(body, kind) if kind in body.model_fields_set else defaults[kind].spec
-        if spec is None or spec.strip().lower() == "none":
+        asked = getattr(body, kind) if kind in body.model_fields_set else None
+        if kind in body.model_fields_set and (asked is None or asked.strip().lower() == "none"):
             gates = [name for name, value in thresholds(body, kind).items() if value is not None]
             if gates:
                 raise RequestError(f"{', '.join(gates)} needs a {kind} method, and {kind} is none")
             continue
-        methods.append(method_for(kind, spec))
+        methods.append(method_for(kind, asked, defaults[kind].spec))
     if not methods:
         raise RequestError("precision and recall are both none: nothing to evaluate")
     return methods

@@ -36,6 +36,7 @@ class SynthOutput(RunDir):
         """Refuse an output that is not a .jsonl name, is an input, or is a file synth did not write."""
         if self.target.suffix.lower() != ".jsonl" or self.target.is_dir():
             raise RunError(f"-o {self.target}: give a file name ending in .jsonl (the dataset is written there)")
+        self.check_files()
         for path in inputs:
             if any(_same(path, mine) for mine in (self.dataset, self.results, self.manifest, self.ledger)):
                 raise RunError(f"the output {self.target} is also an input ({path}); give another -o")

@@ -30,11 +30,12 @@ from typing import Any
 import numpy as np
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
-from ragfacts.files import replace_text
+from ragfacts.files import read_regular_file, replace_text
 from ragfacts.methods.precision.calibration import Calibration
 
 FORMAT = "ragfacts-head/1"
 PACKAGED = "ragfacts.heads"  # heads shipped with the package, one JSON file each
+MAX_BYTES = 8 * 1024 * 1024  # a head file is a few KB (weights over a hidden state of thousands of floats)
 
 
 class HeadMismatch(ValueError):
@@ -168,9 +169,14 @@ class Head:
 
     @classmethod
     def load(cls, path: Path) -> Head:
+        """The head in `path`: a regular file of at most `MAX_BYTES` (nothing else is read); ValueError otherwise."""
         try:
-            return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, KeyError, TypeError, ValueError) as error:
+            data = read_regular_file(path, MAX_BYTES)
+        except OSError as error:
+            raise ValueError(f"{path}: not a readable head file ({error.strerror or error})") from error
+        try:
+            return cls.from_json(json.loads(data.decode("utf-8")))
+        except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"{path}: not a readable head file ({error})") from error
 
 

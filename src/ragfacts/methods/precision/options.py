@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,6 +24,9 @@ class CheckOptions(BaseModel):
     # Fields are taken by name too (each name is also the first of its alias choices, so this accepts nothing
     # more): it lets the pydantic mypy plugin type the constructor's keywords despite the aliases.
     model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True)
+    # Options that name a file on this machine: the service refuses them in a request (`methods.base.file_options`).
+    # A class variable, not a field's schema extra: the options' JSON schema enters every configuration hash.
+    file_options: ClassVar[frozenset[str]] = frozenset({"head"})
 
     strategy: Strategy = Field(
         "auto",
