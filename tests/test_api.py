@@ -141,3 +141,14 @@ def test_reading_a_folder_that_holds_no_run_says_so(tmp_path):
 
     with pytest.raises(RunError, match="no manifest"):
         ragfacts.read_run(tmp_path)
+
+
+def test_progress_is_shown_where_asked_and_says_where_the_results_go(make_model, scripted_server, capsys):
+    scripted_server.when("<answer>", decomposition(SEG1))
+    rows = [{"reference": REFERENCE, "answer": SEG1}]
+    ragfacts.check(rows, model=make_model())
+    assert "ragfacts: judging" not in capsys.readouterr().err  # an endpoint answers fast: quiet unless asked
+    ragfacts.check(rows, model=make_model(), settings={"progress": True})
+    err = capsys.readouterr().err
+    assert "ragfacts: judging 1 items with scripted-model; results in a temporary directory" in err
+    assert "output=DIR keeps them" in err

@@ -22,7 +22,7 @@ from typing import Any, overload
 from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
 from ragfacts.bench.display import Summary, results_html, summary_line
 from ragfacts.bench.evaluation import RunResult, evaluate_plan, rows_of
-from ragfacts.bench.progress import NoProgress, progress_for
+from ragfacts.bench.progress import NoProgress, RunProgress, progress_for
 from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.runner import RunPlan, RunReport
 from ragfacts.bench.summary import MethodSummary
@@ -125,7 +125,8 @@ def evaluate(
     `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip; a default
     one that can judge no row (recall of rows without a ground truth) is left out with a warning.
     `settings` (also of `check` and `recall`): base_url, concurrency, cache (bool), cache_dir, limit, force,
-    progress (bool), model_options (a dict of ModelOptions, e.g. {"mode": "tool"}).
+    progress (bool; default: on for a model run in-process, which takes seconds an answer, with a line saying where
+    the results go), model_options (a dict of ModelOptions, e.g. {"mode": "tool"}).
     """
     specs = [spec for spec in (precision, recall) if spec]
     methods = [create_method(spec) for spec in specs]
@@ -215,7 +216,7 @@ def _run(
     cache_dir: str | Path | None = None,
     limit: int | None = None,
     force: bool = False,
-    progress: bool = False,
+    progress: bool | None = None,
     model_options: dict[str, Any] | None = None,
 ) -> Results:
     plan = RunPlan(dataset=dataset, methods=methods, limit=limit, force=force, in_flight=2 * concurrency)
@@ -242,7 +243,12 @@ def _run(
             with tempfile.TemporaryDirectory(prefix="ragfacts-") as scratch:
                 run_dir = RunDir(output if output is not None else Path(scratch) / "run")
                 run_dir.check_target([dataset.path] if dataset.path else [])
-                meter = progress_for(_stderr_console()) if progress else NoProgress()
+                meter: RunProgress = NoProgress()
+                if progress if progress is not None else chat.serves_one_at_a_time:
+                    console = _stderr_console()
+                    where = str(output) if output is not None else "a temporary directory (output=DIR keeps them)"
+                    console.print(f"ragfacts: judging {dataset.count} items with {chat.model_id}; results in {where}")
+                    meter = progress_for(console)
                 return _results(await evaluate_plan(run_dir, plan, chat, meter), output)
         finally:
             if runtime is not None:

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -49,10 +50,23 @@ class PlainWhenPiped(RedactingConsole):
     def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
         if soft_wrap is None and any(not isinstance(thing, str | Text) for thing in objects):
             soft_wrap = False  # a table (or any other renderable) is laid out to the width, not left unwrapped
+        if not self.is_terminal and len(objects) == 1 and isinstance(objects[0], Table):
+            # A table too wide to fit even with its cells wrapped word by word (many columns: accuracy by error
+            # type) is printed whole at its natural width, never cut into "…": wide, but every header readable
+            measured = Measurement.get(self, self.options.update_width(MAX_PIPED_WIDTH), objects[0])
+            if measured.minimum > self.width:
+                width = self._width
+                self._width = min(measured.maximum, MAX_PIPED_WIDTH)
+                try:
+                    super().print(*objects, soft_wrap=soft_wrap, **options)
+                finally:
+                    self._width = width
+                return
         super().print(*objects, soft_wrap=soft_wrap, **options)
 
 
 PIPED_WIDTH = 120  # a CI log or a file read in an editor: wide tables wrap their cells rather than run on
+MAX_PIPED_WIDTH = 400  # a table of many columns that cannot fit PIPED_WIDTH is printed at most this wide
 err = PlainWhenPiped(stderr=True, soft_wrap=True)  # messages are not hard-wrapped: paths stay whole in logs
 out = PlainWhenPiped(soft_wrap=True)
 

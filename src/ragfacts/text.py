@@ -273,7 +273,7 @@ _FUNCTION_WORDS_LIST = (
     " may might must which who whom whose what when where why how there here also very just only such each every"
     " all any some more most other"
 )
-_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_LIST.split())
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_LIST.split())
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
 
@@ -285,7 +285,7 @@ def content_units(text: str) -> list[str]:
     for word in _WORD.findall(_CJK_RUN.sub(" ", folded)):
         if word[0].isdigit():
             units.append(word)
-        elif word not in _FUNCTION_WORDS and len(word) > 1:
+        elif word not in FUNCTION_WORDS and len(word) > 1:
             units.append(word[:5])  # a crude stem: desert/deserts, brew/brewing
     return units
 

@@ -17,7 +17,7 @@ from tests.scripted_server import Reply, ScriptedServer
 runner = CliRunner()
 REFERENCE = "The tower was finished in 1889 for the World's Fair."
 ANSWERS = {"sure": "The tower was finished in 1889.", "unsure": "The tower was built for a fair.", "bad": "It is 1920."}
-FIRST = ["--strategy", "holistic_score", "--uncertain", "0.4,0.6", "--no-explain-failures"]
+FIRST = ["--strategy", "holistic_score", "--uncertain", "0.4,0.6", "--explain", "none"]
 SECOND = ["--escalate-to", "openai:strong", "--escalate-method", "holistic:cot=false"]
 
 

@@ -93,3 +93,23 @@ def test_a_gate_failed_through_tolerated_failures_exits_1(server, tmp_path):
 def test_facts_whose_generation_failed_exit_3_not_as_a_gate(server):
     every_call_fails(server)
     assert invoke(server, "facts", "-g", "Paris is the capital of France.").exit_code == 3
+
+
+def test_a_failed_explanation_neither_fails_the_run_nor_is_retried_on_resume(server, tmp_path):
+    """The verdict is made by the score; the generated explanation (explain=generate) times out or fails: the
+    run exits 0, counts no failed result toward --max-failed, and a rerun judges nothing again."""
+    import math
+
+    yes = Reply.first_token_logprobs({"Yes": math.log(0.2), "No": math.log(0.8)})
+    server.enqueue(Reply.first_token_logprobs({"Yes": math.log(0.9), "No": math.log(0.1)}))  # the probe
+    server.when("<segment>", Reply.error(500))  # the fact stage, explaining
+    server.when("", yes)
+    data = dataset(tmp_path, "The Seine flows north.", "The Loire flows east.")
+    args = ["check", str(data), "-o", str(tmp_path / "run"), "--method", "lface4rag:strategy=holistic_score"]
+    result = invoke(server, *args, "-O", "explain=generate")
+    assert result.exit_code == 0, result.output
+    assert "have a failed call" not in result.stderr and "best effort" in result.stderr
+    calls = len(server.requests)
+    again = invoke(server, *args, "-O", "explain=generate")
+    assert again.exit_code == 0 and "2 reused, 0 judged now" in again.stderr
+    assert len(server.requests) == calls + 1  # the probe for log-probabilities, which every run asks once

@@ -83,13 +83,17 @@ async def test_a_sentence_below_the_threshold_fails_and_gets_the_fact_stage(make
 
 
 async def test_the_score_decides_and_a_disagreeing_fact_stage_is_said_plainly(make_model, scripted_server):
+    """A generated check that finds nothing never reads as "no error" under a flag: the verdict is the score's."""
     scripted_server.enqueue(yes(0.9), yes(0.4), fact_reply("consistent"))
     result = await check_answer(make_model(concurrency=1), REFERENCE, ANSWER, options=SCORED)
     assert result.label is AnswerLabel.INCONSISTENT
-    assert result.segments[1].error_types == []
+    # typed by the evidence checks (a name the reference states otherwise), not by the generated check
+    assert result.segments[1].error_types == [ErrorType.CONTRADICTION]
     assert result.segments[1].note == (
-        "flagged by its score (P(supported) = 0.40 < 0.75); the fact check found no error"
+        "flagged by its score; the generated fact check did not confirm it (the verdict is the score's)"
     )
+    assert "the reference says World's Fair" in result.segments[1].score.explanation
+    assert "no error" not in result.model_dump_json()
     assert result.segments[0].note is None
 
 
@@ -109,7 +113,7 @@ async def test_holistic_score_is_one_forward_pass_against_the_threshold(make_mod
     result = await check_answer(make_model(), REFERENCE, ANSWER, options=options)
     assert len(scripted_server.requests) == 1 and result.label is AnswerLabel.INCONSISTENT
     assert result.holistic.probability == pytest.approx(0.3) and result.faithfulness == 0.0
-    assert result.holistic.explanation == "P(supported) = 0.30 < 0.40 (uncalibrated)"
+    assert result.holistic.explanation == "P(supported) = 0.30 < 0.40 (uncalibrated; the threshold given)"
 
 
 async def test_a_consistent_holistic_score_costs_one_forward_pass_and_nothing_else(make_model, scripted_server):
@@ -131,7 +135,11 @@ async def test_a_holistic_score_failure_is_localised_to_the_least_supported_sent
     assert first.label is AnswerLabel.CONSISTENT and first.fact is None
     assert second.label is AnswerLabel.INCONSISTENT and second.fact.error_type is ErrorType.CONTRADICTION
     assert "Olympic" in scripted_server.requests[3].prompt and result.faithfulness == 0.5
-    assert result.reason == "judged inconsistent as a whole (P(supported) = 0.30 < 0.58 (uncalibrated))"
+    assert result.reason == (
+        "judged inconsistent as a whole (P(supported) = 0.30 < 0.58 (uncalibrated; the threshold for English, "
+        "chosen on dev)); sentence 2: “It was built for the Olympic Games.” — the answer says Olympic Games; the "
+        "reference says World's Fair (P(supported) = 0.20 < 0.47)"
+    )
 
 
 async def test_a_localised_sentence_the_fact_check_clears_still_carries_the_verdict_and_says_so(
@@ -142,7 +150,9 @@ async def test_a_localised_sentence_the_fact_check_clears_still_carries_the_verd
     result = await check_answer(make_model(), REFERENCE, one_sentence, options=CheckOptions(strategy="holistic_score"))
     (segment,) = result.segments
     assert result.label is AnswerLabel.INCONSISTENT and segment.label is AnswerLabel.INCONSISTENT
-    assert segment.note == "the answer was flagged by its score; the fact check of its one sentence found no error"
+    assert (
+        segment.note == "flagged by its score; the generated fact check did not confirm it (the verdict is the score's)"
+    )
     assert len(scripted_server.requests) == 2 and result.faithfulness == 0.0
 
 

@@ -64,7 +64,7 @@ __all__ = [
 
 
 # Strategies whose code changed results since the method's version: bumped here, earlier results of the other
-# strategies stay reusable. holistic_score 2: a failure is localised and explained (explain_failures).
+# strategies stay reusable. holistic_score 2: a failure is localised and explained (`explain`).
 STRATEGY_VERSIONS = {"holistic_score": "2"}
 
 

@@ -7,6 +7,7 @@ exactly as `ask` would send it and its tokens (with the schema's) are estimated 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -41,6 +42,20 @@ async def ask(
 
     The stage recorded in the ledger is the prompt's name, so ablations show up as their own rows.
     """
+    return await ask_with(model, prompt_name, schema, lang, question=question, texts=texts)
+
+
+async def ask_with(
+    model: ChatModel,
+    prompt_name: str,
+    schema: type[BaseModel],
+    lang: str,
+    *,
+    question: str | None,
+    texts: dict[str, str],
+    params: dict[str, Any] | None = None,
+) -> Completion:
+    """`ask`, with the request's own parameters (`params`, e.g. a smaller max_tokens for an explanation)."""
     prompt, text = render(prompt_name, lang, question, texts)
     return await model.complete(
         [Message(role="user", content=text)],
@@ -48,6 +63,7 @@ async def ask(
         stage=prompt_name,
         prompt_version=prompt.id,
         lang=lang,
+        **(params or {}),
     )
 
 

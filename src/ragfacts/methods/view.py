@@ -15,6 +15,8 @@ from ragfacts.methods.base import Kind, MethodError, Outcome, method_class, regi
 
 M = TypeVar("M", bound=BaseModel)
 UnitVerdict = Literal["supported", "unsupported", "uncertain", "unscored"]
+# The error type shown for a flagged unit no judge typed: said plainly, never an empty list that reads "nothing found"
+UNTYPED = "untyped"
 
 
 class QuoteView(BaseModel):

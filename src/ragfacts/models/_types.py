@@ -162,6 +162,7 @@ class ModelProfile(BaseModel):
     label_scores: bool | None = None  # first-token log-probabilities; None until probed
     hidden_state: bool = False  # label scoring can also return the final hidden state (trained heads read it)
     sha256: str | None = None  # of the weights, where known without hashing them (the embedded model)
+    in_process: bool = False  # run by ragfacts itself (a local GGUF), one request at a time: generation is slow
 
     @property
     def small(self) -> bool | None:

@@ -130,6 +130,7 @@ class ChatModel(Transport, ABC):
             label_scores=self.label_scores,
             hidden_state=self.gives_hidden_state,
             sha256=self.known_sha256(),
+            in_process=self.serves_one_at_a_time,
         )
 
     def known_sha256(self) -> str | None:

@@ -24,7 +24,8 @@ def answer_label(segments: list[SegmentResult]) -> tuple[AnswerLabel, str | None
     """Return the answer's label and, when there is something to say, the reason."""
     if not segments:
         return AnswerLabel.UNSCORED, "the answer has no segments to check"
-    failed = [stage for segment in segments for stage in segment.stages() if stage.failed]
+    # An optional call (an explanation of a decided verdict) that failed leaves nothing undecided
+    failed = [stage for segment in segments for stage in segment.stages() if stage.failed and not stage.call.optional]
     failures = f"{len(failed)} stage call(s) failed" if failed else ""
     inconsistent = sum(segment.label is AnswerLabel.INCONSISTENT for segment in segments)
     if inconsistent:

@@ -38,11 +38,13 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
     if options.strategy in ("holistic_score", "trained_head"):  # the same prompt, one forward pass
         texts = {"reference": item.reference or "", "answer": item.answer}
         judged = estimate(model, "holistic_score", None, lang, 1, question=item.question, **texts)
-        if not options.explain_failures or int(item.content_hash(), 16) % 2:
+        if options.explain == "none" or int(item.content_hash(), 16) % 2:
             return judged
         sentences = split_sentences(item.answer) or [item.answer]
-        scored = options.model_copy(update={"context": 0, "explain_failures": False})
+        scored = options.model_copy(update={"context": 0, "explain": "none"})
         scores = [_sentence_scores(model, item, scored, lang)] if len(sentences) > 1 else []
+        if options.explain != "generate":  # explained by scoring alone: no generation
+            return Usage.sum([judged, *scores])
         return Usage.sum([judged, *scores, _fact(model, item, sentences[0], options.chain_of_thought, lang)])
     if options.strategy == "holistic_then_localise":
         judged = holistic(model, item, options.chain_of_thought, lang)
@@ -135,7 +137,7 @@ def _sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: 
         if context:
             texts["preceding_sentences"] = context
         usages.append(estimate(model, prompt, None, lang, 1, question=item.question, **texts))
-    explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)] if options.explain_failures else []
+    explained = sentences[: round(len(sentences) * EXPLAINED_SHARE)] if options.explain == "generate" else []
     if options.batched and explained:
         usages += _batched(model, item, explained, options.model_copy(update={"logic_stage": False}), lang)
     else:

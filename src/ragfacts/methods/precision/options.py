@@ -12,6 +12,8 @@ from ragfacts.text import detect_lang
 Strategy = Literal["auto", "paper", "holistic_then_localise", "sentence_scores", "holistic_score", "trained_head"]
 PROBABILITY_STRATEGIES = ("holistic_score", "trained_head")  # one P(faithful) per answer: calibrated, banded
 DecompositionMethod = Literal["logic_preserving", "conventional"]
+Explain = Literal["auto", "none", "scores", "generate"]
+_EXPLAIN_FAILURES = {"true": "generate", "1": "generate", "yes": "generate", "false": "none", "0": "none", "no": "none"}
 
 
 class CheckOptions(BaseModel):
@@ -58,10 +60,16 @@ class CheckOptions(BaseModel):
         "HIGH) 'uncertain' (counted apart, never passes a gate); auto = the band chosen on dev with the "
         "model's calibration",
     )
-    explain_failures: bool = Field(
-        True,
-        description="holistic_score and sentence_scores: localise and explain a failure with the fact stage "
-        "(false: the scores alone, no generation)",
+    explain: Explain = Field(
+        "auto",
+        validation_alias=AliasChoices("explain", "explain_failures"),
+        description="holistic_score, sentence_scores and trained_head: how a flagged answer is explained. scores: "
+        "by scoring alone, no generation (the evidence checks' mismatches in words, each sentence's score, the "
+        "clause that differs from the closest reference sentence, an error type from what was found); generate: "
+        "that, and the paper's fact stage on the least supported sentence, best effort (its failure never "
+        "changes the verdict, the exit code or --max-failed); none: the verdict alone; auto: scores on a model "
+        "run in-process (a local GGUF), generate on an endpoint. explain_failures=true/false, its earlier name, "
+        "means generate/none",
     )
     context: int = Field(
         0,
@@ -103,6 +111,16 @@ class CheckOptions(BaseModel):
             )
         return self
 
+    @field_validator("explain", mode="before")
+    @classmethod
+    def _explain_failures(cls, value: object) -> object:
+        """`explain_failures=true/false` (the option's earlier name and values) as generate/none."""
+        if isinstance(value, bool):
+            return "generate" if value else "none"
+        if isinstance(value, str):
+            return _EXPLAIN_FAILURES.get(value.strip().lower(), value.strip().lower())
+        return value
+
     @field_validator("uncertain", mode="before")
     @classmethod
     def _band(cls, value: object) -> object:
@@ -124,6 +142,8 @@ class CheckOptions(BaseModel):
         options = self
         if options.strategy == "auto":
             options = options.model_copy(update={"strategy": default_strategy(profile)})
+        if options.explain == "auto":  # generation is slow in-process on a CPU; on an endpoint it is the method
+            options = options.model_copy(update={"explain": "scores" if profile.in_process else "generate"})
         if options.uncertain is not None and options.strategy not in PROBABILITY_STRATEGIES:
             raise ConfigurationError(
                 f"--uncertain needs a strategy that gives a probability ({', '.join(PROBABILITY_STRATEGIES)}), not "

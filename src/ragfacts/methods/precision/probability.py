@@ -58,6 +58,9 @@ def calibration_for(model: ChatModel, options: CheckOptions, strategy: str) -> C
     return None if head is None else head.calibrations.get(strategy)
 
 
+_LANGUAGES = {"en": "English", "zh": "Chinese"}
+
+
 @dataclass(frozen=True)
 class Decision:
     """What one probability decides."""
@@ -69,16 +72,21 @@ class Decision:
     verdict: Verdict  # the threshold's side (and the veto)
     band: tuple[float, float] | None
     passed: bool = False  # the score reached the threshold (before any veto)
+    lang: str = ""  # whose threshold it is: thresholds are chosen per language
+    given: bool = False  # the user's threshold (-O threshold=), not the one chosen on dev
 
     @property
     def uncertain(self) -> bool:
         return in_band(self.probability, self.band)
 
     def explain(self, name: str, source: str = "") -> str:
-        """e.g. "P(faithful) = 0.41 < 0.55 (trained head, calibrated)"; the band named when the answer is in it."""
+        """e.g. "P(faithful) = 0.41 < 0.55 (trained head, calibrated; the threshold for English, chosen on dev)";
+        the band named when the answer is in it. Thresholds differ by language, hence the words."""
         relation = ">=" if self.passed else "<"
         scale = "calibrated" if self.calibrated else "uncalibrated"
-        text = f"{name} = {self.probability:.2f} {relation} {self.threshold:.2f} ({source}{scale})"
+        language = _LANGUAGES.get(self.lang, "this language")
+        whose = "the threshold given" if self.given else f"the threshold for {language}, chosen on dev"
+        text = f"{name} = {self.probability:.2f} {relation} {self.threshold:.2f} ({source}{scale}; {whose})"
         if self.uncertain and self.band is not None:
             text += f", in the uncertain band [{self.band[0]:.2f}, {self.band[1]:.2f})"
         return text
@@ -128,4 +136,6 @@ def decide(
         verdict="consistent" if passed and not vetoed else "inconsistent",
         band=band_for(options, calibration),
         passed=passed,
+        lang=lang,
+        given=options.threshold is not None,
     )

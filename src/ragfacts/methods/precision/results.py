@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, computed_field
 from ragfacts.methods.base import Outcome
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.schemas import LogicalStructure, Verdict
-from ragfacts.methods.view import QuoteView, ResultView, UnitView, label_verdict
+from ragfacts.methods.view import UNTYPED, QuoteView, ResultView, UnitView, label_verdict
 from ragfacts.models import Completion, Failure, FailureKind
 from ragfacts.typology import ErrorType
 from ragfacts.usage import Usage
@@ -55,6 +55,9 @@ class CallRecord(BaseModel):
     # One call judged several segments (options.batched): each segment's stage points to the call, whose cost
     # and reply are kept once, in CheckResult.batches.
     batched: bool = False
+    # A call that only explains a decided verdict (`explain=generate`): its failure is reported, never counted as
+    # the result's (the verdict stands, the result is complete, a rerun does not retry it).
+    optional: bool = False
 
     @classmethod
     def of(cls, completion: Completion) -> CallRecord:
@@ -171,12 +174,13 @@ class SegmentResult(BaseModel):
 
 
 class StageFailure(BaseModel):
-    """A failed model call, where it happened and why."""
+    """A failed model call, where it happened and why; `optional` for an explanation's (the verdict stands)."""
 
     stage: str
     segment: int | None = None
     kind: FailureKind
     message: str
+    optional: bool = False
 
 
 class CheckResult(BaseModel):
@@ -260,6 +264,7 @@ class CheckResult(BaseModel):
             decision = f"{leaning} — {holistic.explanation}" if probability is not None else holistic.explanation
         failures = [
             f"{f.stage}{f' (segment {f.segment + 1})' if f.segment is not None else ''}: {f.kind.value}: {f.message}"
+            + (" (an explanation, best effort: the verdict stands)" if f.optional else "")
             for f in self.failures
         ]
         return ResultView(
@@ -279,7 +284,13 @@ class CheckResult(BaseModel):
     @property
     def failures(self) -> list[StageFailure]:
         return [
-            StageFailure(stage=call.stage, segment=segment, kind=call.failure.kind, message=call.failure.message)
+            StageFailure(
+                stage=call.stage,
+                segment=segment,
+                kind=call.failure.kind,
+                message=call.failure.message,
+                optional=call.optional,
+            )
             for call, segment in self.calls()
             if call.failure is not None
         ]
@@ -287,7 +298,8 @@ class CheckResult(BaseModel):
     @computed_field
     @property
     def failure_count(self) -> int:
-        return sum(call.failure is not None for call, _ in self.calls())
+        """Failed calls that leave the result undecided; an optional explanation's failure is not one."""
+        return sum(call.failure is not None and not call.optional for call, _ in self.calls())
 
     @computed_field
     @property
@@ -310,7 +322,8 @@ def _segment_view(segment: SegmentResult) -> UnitView:
         text=segment.text,
         verdict=label_verdict(segment.label.value),
         probability=segment.score.probability if segment.score is not None else None,
-        error_types=[t.value for t in segment.error_types],
+        error_types=[t.value for t in segment.error_types]
+        or ([UNTYPED] if segment.label is AnswerLabel.INCONSISTENT else []),
         explanation=failing[0].explanation if failing else segment.note or "",
         checks={_stage_name(stage): "failed" if stage.failed else str(stage.verdict) for stage in segment.stages()},
         explanations=[f"{stage.call.stage}: {stage.explanation}" for stage in failing],

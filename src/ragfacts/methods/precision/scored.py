@@ -4,13 +4,14 @@ Measured on the embedded 1.5B model: the paper's pipeline reached a balanced acc
 the model writes "consistent" for most flawed segments; yet the probability it gives to "Yes" ranks
 flawed answers below faithful ones far more reliably.
 
-- "holistic_score": P(Yes) of the whole answer in one forward pass decides the label. When it fails and
-  `explain_failures` is on, the failure is localised: every sentence is scored the same way (consecutive
-  calls share the reference prefix, which the local backend keeps in its KV cache) and the least supported
-  one gets the paper's fact stage, to explain and type the error. On the quality corpus's dev split it was
-  the best strategy on the embedded model (benchmarks/calibrate_precision.py), so `auto` picks it for small
-  models that have no trained head (trained.py).
-- "sentence_scores": each sentence scored alone decides; only failing sentences get the fact stage.
+- "holistic_score": P(Yes) of the whole answer in one forward pass decides the label. A flagged answer is
+  explained by scoring (`explain.py`, unless `explain=none`): every sentence is scored the same way
+  (consecutive calls share the reference prefix, which the local backend keeps in its KV cache), and the
+  sentences with a mismatch, else the least supported one, carry the verdict with their error type and reason;
+  `explain=generate` adds the paper's fact stage, best effort. On the quality corpus's dev split it was the
+  best strategy on the embedded model (benchmarks/calibrate_precision.py), so `auto` picks it for small models
+  that have no trained head (trained.py).
+- "sentence_scores": each sentence scored alone decides; failing sentences are explained the same way.
 """
 
 from __future__ import annotations
@@ -20,18 +21,24 @@ import asyncio
 from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_batched
+from ragfacts.methods.precision.explain import (
+    explain_flagged,
+    flagged_score,
+    generated,
+    in_sentences,
+    mismatches_for_reasons,
+    words,
+)
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS, CheckOptions
 from ragfacts.methods.precision.probability import HOLISTIC_PROMPT, Decision, band_for, calibration_for, decide
 from ragfacts.methods.precision.results import (
     AnswerLabel,
     CallRecord,
     CheckResult,
-    FactResult,
     HolisticResult,
     ScoreResult,
     SegmentResult,
 )
-from ragfacts.methods.precision.stages import check_fact
 from ragfacts.models import ChatModel, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, split_sentences
@@ -123,7 +130,7 @@ async def run_holistic_score(model: ChatModel, item: Item, options: CheckOptions
         result.label = AnswerLabel.UNCERTAIN if decision.uncertain else AnswerLabel(decision.verdict)
         if result.label is AnswerLabel.UNCERTAIN:
             result.reason = f"uncertain: {judgement.explanation}"
-        if result.label is AnswerLabel.INCONSISTENT and options.explain_failures:
+        if result.label is AnswerLabel.INCONSISTENT and options.explain != "none":
             await _localise(model, item, options, lang, result)
     else:
         result.reason = f"the judgement failed ({failure.kind.value}: {failure.message})"
@@ -143,11 +150,10 @@ def record_decision(judgement: HolisticResult, decision: Decision, name: str, so
 
 
 async def _localise(model: ChatModel, item: Item, options: CheckOptions, lang: str, result: CheckResult) -> None:
-    """Where a flagged answer fails: its sentences scored, the least supported one explained by the fact stage.
+    """Where a flagged answer fails: its sentences scored, then why, by scoring (`explain.explain_flagged`).
 
-    The answer's label stays the whole-answer verdict, and the least supported sentence carries it (so the
-    answer's faithfulness is below 1); the other sentences are marked by their own scores against the
-    sentence threshold. Where the fact stage finds no error in the sentence the score blamed, it says so.
+    The answer's label stays the whole-answer verdict, and the sentences that carry it make the answer's
+    faithfulness below 1; the other sentences are marked by their own scores against the sentence threshold.
     """
     sentences = split_sentences(item.answer) or [item.answer]
     scores: list[ScoreResult | None] = [None]
@@ -162,48 +168,16 @@ async def _localise(model: ChatModel, item: Item, options: CheckOptions, lang: s
                 )
             )
         )
-    await explain_weakest(model, item, options, lang, result, sentences, scores)
-
-
-async def explain_weakest(
-    model: ChatModel,
-    item: Item,
-    options: CheckOptions,
-    lang: str,
-    result: CheckResult,
-    sentences: list[str],
-    scores: list[ScoreResult | None],
-    weakest: int | None = None,
-) -> None:
-    """Mark a flagged answer's sentences by their scores; the weakest one carries the verdict, explained.
-
-    `weakest` (default: the sentence with the lowest probability) gets the paper's fact stage.
-    """
-    if weakest is None:
-        ranked = [(s.probability, n) for n, s in enumerate(scores) if s is not None and s.probability is not None]
-        weakest = min(ranked)[1] if ranked else 0
-    fact = await check_fact(
-        model,
-        item.reference or "",
-        sentences[weakest],
-        question=item.question,
-        lang=lang,
-        chain_of_thought=options.chain_of_thought,
-    )
-    segments = []
-    for index, (sentence, score) in enumerate(zip(sentences, scores, strict=True)):
-        if index != weakest:
-            stages = [score] if score is not None else []
-            segments.append(SegmentResult(index=index, text=sentence, score=score, label=segment_label(stages)))
-            continue
-        segment = SegmentResult(index=index, text=sentence, score=score, fact=fact, label=AnswerLabel.INCONSISTENT)
-        if fact.verdict == "consistent":
-            where = "its least supported sentence" if len(sentences) > 1 else "its one sentence"
-            segment.note = f"the answer was flagged by its score; the fact check of {where} found no error"
-        segments.append(segment)
-    result.segments = segments
     assert result.holistic is not None
-    result.reason = result.reason or f"judged inconsistent as a whole ({result.holistic.explanation})"
+    holistic = result.holistic
+    whole = ScoreResult(
+        verdict="inconsistent",
+        probability=holistic.probability,
+        threshold=holistic.threshold if holistic.threshold is not None else SENTENCE_THRESHOLD,
+        explanation=holistic.explanation,
+        call=holistic.call,
+    )
+    await explain_flagged(model, item, options, lang, result, sentences, scores, whole)
 
 
 async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
@@ -226,23 +200,21 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
             for s, context in zip(sentences, contexts, strict=True)
         )
     )
+    failing = [n for n, score in enumerate(scores) if score.verdict == "inconsistent"]
+    if options.explain != "none":
+        found = in_sentences(mismatches_for_reasons(item.answer, item.reference or "", lang), item.answer, sentences)
+        for n in failing:
+            scores[n] = flagged_score(scores[n], sentences[n], item.reference or "", found.get(n, []), lang)
+    segments = [
+        SegmentResult(index=index, text=sentence, score=score, label=segment_label([score]))
+        for index, (sentence, score) in enumerate(zip(sentences, scores, strict=True))
+    ]
     batches: list[CallRecord] = []
-    if options.batched:
-        batches, explanations = await _explain_batched(model, item, sentences, scores, options, lang)
-    else:
-        explanations = await asyncio.gather(
-            *(
-                _explain(model, item, sentence, score, options, lang)
-                for sentence, score in zip(sentences, scores, strict=True)
-            )
-        )
-    segments = []
-    for index, (sentence, score, fact) in enumerate(zip(sentences, scores, explanations, strict=True)):
-        stages = [score] if fact is None else [score, fact]
-        segment = SegmentResult(index=index, text=sentence, score=score, fact=fact, label=segment_label(stages))
-        if fact is not None and fact.verdict == "consistent":
-            segment.note = f"flagged by its score ({score.explanation}); the fact check found no error"
-        segments.append(segment)
+    if options.explain == "generate" and failing:
+        if options.batched:
+            batches = await _explain_batched(model, item, [segments[n] for n in failing], options, lang)
+        else:
+            await asyncio.gather(*(generated(model, item, options, lang, segments[n]) for n in failing))
     label, reason = answer_label(segments)
     result = CheckResult(
         id=item.id,
@@ -258,33 +230,17 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
     return result
 
 
-async def _explain(
-    model: ChatModel, item: Item, sentence: str, score: ScoreResult, options: CheckOptions, lang: str
-) -> FactResult | None:
-    """The paper's fact stage for a failing sentence: points, quotes and an error type (None if it passed)."""
-    if score.verdict != "inconsistent" or not options.explain_failures:
-        return None
-    return await check_fact(
-        model,
-        item.reference or "",
-        sentence,
-        question=item.question,
-        lang=lang,
-        chain_of_thought=options.chain_of_thought,
-    )
-
-
 async def _explain_batched(
-    model: ChatModel, item: Item, sentences: list[str], scores: list[ScoreResult], options: CheckOptions, lang: str
-) -> tuple[list[CallRecord], list[FactResult | None]]:
-    """The fact stage for all failing sentences in one call (batched); None for the sentences that passed."""
-    failing = [n for n, score in enumerate(scores) if score.verdict == "inconsistent"]
-    explanations: list[FactResult | None] = [None] * len(sentences)
-    if not failing or not options.explain_failures:
-        return [], explanations
+    model: ChatModel, item: Item, failing: list[SegmentResult], options: CheckOptions, lang: str
+) -> list[CallRecord]:
+    """The fact stage for all failing sentences in one call (batched), optional as every explanation is."""
     record, facts = await check_batched(
-        model, item, "fact", [sentences[n] for n in failing], chain_of_thought=options.chain_of_thought, lang=lang
+        model, item, "fact", [s.text for s in failing], chain_of_thought=options.chain_of_thought, lang=lang
     )
-    for n, fact in zip(failing, facts, strict=True):
-        explanations[n] = fact
-    return [record], explanations
+    record.optional = True
+    for segment, fact in zip(failing, facts, strict=True):
+        fact.call.optional = True
+        segment.fact = fact
+        if fact.verdict == "consistent":
+            segment.note = words(lang)["unconfirmed"]
+    return [record]

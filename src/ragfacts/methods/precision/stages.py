@@ -6,7 +6,7 @@ import re
 
 from ragfacts.methods.precision.results import CallRecord, FactResult, LogicResult, PointResult, QuoteCheck
 from ragfacts.methods.precision.schemas import FactCheck, FactVerdict, LogicCheck, LogicVerdict
-from ragfacts.methods.prompting import ask
+from ragfacts.methods.prompting import ask, ask_with
 from ragfacts.models import ChatModel
 from ragfacts.text import quote_found
 
@@ -33,11 +33,21 @@ def verify_quote(quote: str, reference: str) -> QuoteCheck | None:
 
 
 async def check_fact(
-    model: ChatModel, reference: str, segment: str, *, question: str | None, lang: str, chain_of_thought: bool
+    model: ChatModel,
+    reference: str,
+    segment: str,
+    *,
+    question: str | None,
+    lang: str,
+    chain_of_thought: bool,
+    max_tokens: int | None = None,
 ) -> FactResult:
-    """Return the fact-consistency verdict of one segment: points, located quotes, per-point checks."""
+    """Return the fact-consistency verdict of one segment: points, located quotes, per-point checks (the reply
+    capped at `max_tokens` where given, as an explanation is)."""
     prompt, schema = ("fact_consistency", FactCheck) if chain_of_thought else ("fact_consistency_direct", FactVerdict)
-    completion = await ask(model, prompt, schema, lang, question=question, reference=reference, segment=segment)
+    params = {} if max_tokens is None else {"max_tokens": max_tokens}
+    texts = {"reference": reference, "segment": segment}
+    completion = await ask_with(model, prompt, schema, lang, question=question, texts=texts, params=params)
     call = CallRecord.of(completion)
     if not completion.ok:
         return FactResult(call=call)

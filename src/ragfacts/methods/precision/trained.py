@@ -7,9 +7,10 @@ a dev split; `-O threshold=` overrides it). Numbers, dates and names of the answ
 contain (`ragfacts.evidence`) are listed as the judgement's problems, in words: "the answer says 1949; the
 reference says 1898"; a head trained with `evidence_veto` flags such an answer whatever its probability.
 
-A flagged answer is localised like holistic_score's: every sentence is scored by the same head (the sentence as
-the answer), the sentence holding an unsupported number or name (else the least supported one) carries the
-verdict, and the paper's fact stage explains and types it (with `explain_failures`).
+A flagged answer is explained by scoring (`explain.py`, unless `explain=none`): every sentence is scored by the
+same head (the sentence as the answer), the sentences holding an unsupported number or name (else the least
+supported one) carry the verdict with their error type and reason; with `explain=generate` the paper's fact
+stage adds its explanation, best effort.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import numpy as np
 
 from ragfacts.evidence import find_unsupported
 from ragfacts.items import Item
+from ragfacts.methods.precision.explain import explain_flagged
 from ragfacts.methods.precision.head import Head, log_odds, shipped_head
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.probability import band_for, checked_head, decide
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord, CheckResult, HolisticResult, ScoreResult
-from ragfacts.methods.precision.scored import explain_weakest, holistic_request, record_decision
+from ragfacts.methods.precision.scored import holistic_request, record_decision
 from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.text import split_sentences
 from ragfacts.usage import Usage
@@ -126,35 +128,34 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
             result.reason = f"judged inconsistent as a whole ({judgement.explanation})"
             if judgement.problems:
                 result.reason += "; " + "; ".join(judgement.problems)
-            if options.explain_failures:
-                await _localise(model, head, item, options, lang, result, mismatches)
+            if options.explain != "none":
+                await _localise(model, head, item, options, lang, result, score)
     result.usage = Usage.sum(c.usage for c, _ in result.calls())
     return result
 
 
 async def _localise(
-    model: ChatModel,
-    head: Head,
-    item: Item,
-    options: CheckOptions,
-    lang: str,
-    result: CheckResult,
-    mismatches: list,
+    model: ChatModel, head: Head, item: Item, options: CheckOptions, lang: str, result: CheckResult, whole: ScoreResult
 ) -> None:
-    """Score each sentence with the head; the one with an unsupported number or name, else the weakest, is explained."""
+    """Score each sentence with the head (ranked by its raw probability), then say why by scoring (`explain.py`)."""
     sentences = split_sentences(item.answer) or [item.answer]
     scores: list[ScoreResult | None] = [None]
     if len(sentences) > 1:
-        threshold = head.threshold(lang)  # sentences are ranked by the head's raw probability
+        threshold = head.threshold(lang)
         scored = await asyncio.gather(
             *(
                 _head_score(model, head, item.model_copy(update={"answer": sentence}), lang, threshold)
                 for sentence in sentences
             )
         )
-        scores = [score for score, _ in scored]
-    weakest = None
-    if mismatches:
-        first = min(mismatches, key=lambda m: m.start)
-        weakest = next((n for n, s in enumerate(sentences) if first.text in s), None)
-    await explain_weakest(model, item, options, lang, result, sentences, scores, weakest)
+        scores = [_alone(score) for score, _ in scored]
+    await explain_flagged(model, item, options, lang, result, sentences, scores, whole)
+
+
+def _alone(score: ScoreResult) -> ScoreResult:
+    """A sentence's score, said as what it is: the head's raw probability of the sentence alone (the answer's own
+    threshold is calibrated, a sentence's is not, so the two numbers differ)."""
+    if score.probability is None:
+        return score
+    said = f"P(faithful) of this sentence alone = {score.probability:.2f}, uncalibrated"
+    return score.model_copy(update={"explanation": said})

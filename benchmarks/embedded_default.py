@@ -1,0 +1,111 @@
+"""The embedded default on a CPU, end to end: `ragfacts bench` with the default precision judge on a stratified
+sample of the quality test split, then what a row cost (seconds, forward passes, generated tokens) and what the
+flagged rows were told (a reason naming a mismatch or a clause, an error type or "untyped").
+
+    python benchmarks/embedded_default.py --sample 40 --seed 7 --run /tmp/embedded-default
+
+The run directory is resumable: a rerun reuses its results and only summarises. Figures are written to
+benchmarks/results/embedded_default.json with the command, the commit, the data's SHA-256 and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
+OUT = ROOT / "benchmarks" / "results" / "embedded_default.json"
+
+
+def machine() -> dict[str, Any]:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        platform.processor(),
+    )
+    return {"cores": os.cpu_count(), "cpu": model, "python": platform.python_version()}
+
+
+def commit() -> str | None:
+    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"], capture_output=True, text=True)
+    return (found.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")) or None
+
+
+def summarise(run: Path) -> dict[str, Any]:
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    ledger = json.loads((run / "ledger.json").read_text(encoding="utf-8"))["total"]
+    seconds = [line["seconds"] for line in lines]
+    flagged = [line for line in lines if line["outcome"]["label"] == "inconsistent"]
+    typed = [
+        code
+        for line in flagged
+        for segment in line["result"]["segments"]
+        if segment["label"] == "inconsistent"
+        for code in (segment["error_types"] or ["untyped"])
+    ]
+    return {
+        "rows": len(lines),
+        "seconds_per_row": {
+            "median": round(statistics.median(seconds), 2),
+            "mean": round(statistics.fmean(seconds), 2),
+            "max": round(max(seconds), 2),
+            "flagged_mean": round(statistics.fmean(line["seconds"] for line in flagged), 2) if flagged else None,
+        },
+        "forward_passes": ledger["calls"],
+        "passes_per_row": round(ledger["calls"] / len(lines), 2),
+        "prompt_tokens": ledger["prompt_tokens"],
+        "prompt_tokens_per_s": round(ledger["prompt_tokens"] / ledger["model_s"], 1),
+        "generated_tokens": ledger["completion_tokens"],
+        "failed_calls": ledger["failures"],
+        "complete": sum(line["complete"] for line in lines),
+        "flagged": len(flagged),
+        "flagged_with_a_reason": sum(bool(line["result"].get("reason")) for line in flagged),
+        "flagged_error_types": {code: typed.count(code) for code in sorted(set(typed))},
+        "reasons_saying_no_error": sum("no error" in (line["result"].get("reason") or "") for line in flagged),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sample", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--run", type=Path, default=Path("/tmp/embedded-default"))
+    args = parser.parse_args()
+    command = [
+        *("ragfacts", "--json", "bench", str(DATA), "--methods", "lface4rag"),
+        *("--sample", str(args.sample), "--seed", str(args.seed), "-o", str(args.run)),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(done.stderr[-2000:])
+    report = json.loads(done.stdout)["bench"]["precision"][0]
+    figures = {
+        "command": " ".join(command),
+        "script": f"python benchmarks/embedded_default.py --sample {args.sample} --seed {args.seed}",
+        "commit": commit(),
+        "data": {"path": str(DATA.relative_to(ROOT)), "sha256": hashlib.sha256(DATA.read_bytes()).hexdigest()},
+        "machine": machine(),
+        "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
+        "exit_code": done.returncode,
+        "balanced_accuracy": report["balanced_accuracy"],
+        **summarise(args.run),
+    }
+    OUT.write_text(json.dumps(figures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(figures, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    main()
