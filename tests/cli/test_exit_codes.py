@@ -43,7 +43,7 @@ def test_check_of_one_answer_exits_3_when_every_call_failed(server):
     every_call_fails(server)
     result = invoke(server, "check", "-r", REFERENCE, "-a", SEG1)
     assert result.exit_code == 3, result.output
-    assert "UNSCORED" in result.stderr and "--max-failed" in result.stderr
+    assert "UNSCORED" in result.stderr and "not fully judged (--max-failed 0.05)" in result.stderr
 
 
 def test_check_of_one_answer_honours_max_failed(server):

@@ -346,8 +346,10 @@ def judge_one(
     summary = summarise_method(judge.spec, judge.kind, 1, [outcome])
     results = check_gates([summary], gates)
     show_gates(results)
-    failed = FailureCensus(results=1, failed=int(not outcome.complete))
-    exit_for(results, _incomplete(None, failed, max_failed))
+    incomplete = None
+    if not outcome.complete and max_failed < 1:
+        incomplete = f"a call failed, so this answer was not fully judged (--max-failed {max_failed:g}): run it again"
+    exit_for(results, incomplete)
 
 
 def default_output(data: Path, now: datetime | None = None) -> Path:
