@@ -70,10 +70,11 @@ def exit_for(gates: Sequence[GateResult], incomplete: str | None = None) -> None
     a command before it judges, and Ctrl-C ends it with 130.
     """
     failed = [result for result in gates if not result.passed]
+    if incomplete:  # said whichever code wins: a rerun completes the results either way
+        err.print(f"[red]{escape(incomplete)}[/red]")
     if any(result.decided for result in failed):
         raise typer.Exit(EXIT_GATE)
     if incomplete:
-        err.print(f"[red]{escape(incomplete)}[/red]")
         raise typer.Exit(EXIT_STOPPED)
     if failed:
         raise typer.Exit(EXIT_GATE)

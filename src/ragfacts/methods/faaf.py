@@ -14,7 +14,7 @@ import asyncio
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, model_validator
 
@@ -22,11 +22,14 @@ from ragfacts.methods.base import method
 from ragfacts.methods.prompting import estimate
 from ragfacts.methods.recall import Lang, RecallMethod, RecallResult, recall
 from ragfacts.methods.verdicts import FactVerdict, Verification
-from ragfacts.models import ChatModel, Completion, Message
+from ragfacts.models import ChatModel, Completion, ConfigurationError, Message
 from ragfacts.models.structured import Shaped, json_schema_of
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, neutralise_tags, normalise, quote_found
 from ragfacts.usage import Usage
+
+if TYPE_CHECKING:  # numpy: imported where a head verifies, not with every method
+    from ragfacts.methods.precision.head import Head
 
 __all__ = [
     "FALSE",
@@ -204,6 +207,13 @@ class FaaFOptions(BaseModel):
         "judged no more strictly, so all-in-one is the default",
     )
     lang: Lang = Field("auto", description="prompt language; auto = detected from the answer and the facts")
+    verify: Literal["auto", "function", "head"] = Field(
+        "auto",
+        description="how the facts are verified: function = FaaF's structured call (the paper's method); head = "
+        "the trained head's P(the answer states the fact), one forward pass a fact sharing the answer's KV "
+        "prefix, nothing generated, a fact whose number, date or name the answer lacks absent (a local model a "
+        "head ships for); auto = head where a head ships for the model, else function",
+    )
 
 
 @method("faaf")
@@ -214,13 +224,43 @@ class FaaF(RecallMethod[FaaFOptions]):
     description = "Facts as a Function: facts from the ground truth, verified in one structured call, one enum per fact"
     prompts = ("generate_facts", "verify_facts", "verify_facts_tf", "verify_facts_tfn", "verify_facts_citation")
 
+    def resolved(self, model: ChatModel) -> FaaF:
+        """`verify=auto` decided for `model`: the head where one ships for it (a local GGUF), else the function."""
+        if self.options.verify == "head":
+            _required_head(model)  # refused up front, naming what would do
+        if self.options.verify != "auto":
+            return self
+        verify = "head" if _head_of(model) is not None else "function"
+        return FaaF(self.options.model_copy(update={"verify": verify}), spec=self.spec)
+
+    def uses_label_scores(self, model: ChatModel) -> bool:
+        return self.options.verify != "function" and _head_of(model) is not None
+
+    def configuration(self, model: ChatModel) -> dict[str, Any]:
+        """The method's configuration; verified by the head, the head's weights and recall thresholds count too."""
+        configuration = super().configuration(model)
+        if self.options.verify == "head":
+            head = _required_head(model)
+            configuration = {**configuration, "head": head.digest, "recall": head.recall}
+        return configuration
+
     async def verify(self, model: ChatModel, facts: list[str], answer: str, lang: str | None) -> Verification:
         o = self.options
+        if o.verify == "head" or (o.verify == "auto" and _head_of(model) is not None):
+            from ragfacts.methods.fact_head import verify_by_head
+
+            return await verify_by_head(model, _required_head(model), facts, answer, lang, self.name)
         return await verify_facts(model, facts, answer, o.mode, o.citations, o.chunk_size or None, lang)
 
     def estimate_verification(self, model: ChatModel, facts: list[str], answer: str, lang: str) -> Usage:
-        """One call per chunk of facts: the fact sheet as its schema, about 10 tokens a verdict (40 with citation)."""
+        """One call per chunk of facts: the fact sheet as its schema, about 10 tokens a verdict (40 with citation);
+        verified by the head, one forward pass a fact, nothing generated."""
         o = self.options
+        if o.verify == "head" or (o.verify == "auto" and _head_of(model) is not None):
+            return Usage.sum(
+                estimate(model, "holistic_score", None, lang, 1, question=None, reference=answer, answer=fact)
+                for fact in facts
+            )
         size = o.chunk_size or max(len(facts), 1)
         per_fact = 40 if o.citations else 10
         return Usage.sum(
@@ -235,6 +275,27 @@ class FaaF(RecallMethod[FaaFOptions]):
             )
             for chunk in (facts[start : start + size] for start in range(0, len(facts), size))
         )
+
+
+def _head_of(model: ChatModel) -> Head | None:
+    """The head shipped for `model` (known by the SHA-256 of its weights), where the model gives what it reads."""
+    profile = model.profile()
+    if profile.sha256 is None:
+        return None
+    from ragfacts.methods.precision.head import shipped_head
+
+    head = shipped_head(profile.sha256)
+    return head if head is not None and (profile.hidden_state or not head.uses_state) else None
+
+
+def _required_head(model: ChatModel) -> Head:
+    head = _head_of(model)
+    if head is None:
+        raise ConfigurationError(
+            "faaf:verify=head needs a model a trained head ships for (the embedded model, --model local); this "
+            "model has none: use verify=function (FaaF's structured call)"
+        )
+    return head
 
 
 def _unwrap(data: Any, sheet: type[FactSheet], facts: dict[str, str]) -> Any:

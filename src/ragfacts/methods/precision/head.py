@@ -69,6 +69,9 @@ class Head:
     training: dict[str, Any] = field(default_factory=dict)
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # strategy -> calibration
     model_id: str | None = None  # the model as the user named it (an endpoint's model)
+    # Recall by the head (faaf's verify=head): P(the answer states the fact) >= this, per language, chosen on
+    # labelled recall data; with its provenance. Not part of `digest`: it changes no precision verdict.
+    recall: dict[str, Any] = field(default_factory=dict)
 
     def logit(self, state: np.ndarray | None, log_odds: float, evidence: np.ndarray) -> float:
         """The head's log-odds that the answer is faithful; `state` is read only by a head over the state."""
@@ -88,6 +91,12 @@ class Head:
     def threshold(self, lang: str) -> float:
         """The raw probability at or above which an answer in `lang` passes (chosen on dev)."""
         return self.thresholds.get(lang, self.thresholds.get("default", 0.5))
+
+    def recall_threshold(self, lang: str) -> float:
+        """The probability at or above which the head judges a fact stated (chosen on labelled recall data where
+        the head carries one, else its precision threshold)."""
+        chosen: dict[str, float] = self.recall.get("thresholds", {})
+        return float(chosen.get(lang, chosen.get("default", self.threshold(lang))))
 
     @property
     def uses_state(self) -> bool:
@@ -119,7 +128,7 @@ class Head:
     @property
     def digest(self) -> str:
         """What identifies the head's behaviour: a hash of its weights, thresholds, model and prompts."""
-        data = {k: v for k, v in self.to_json().items() if k != "training"}
+        data = {k: v for k, v in self.to_json().items() if k not in ("training", "recall")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -138,6 +147,7 @@ class Head:
             "thresholds": self.thresholds,
             "evidence_veto": self.evidence_veto,
             "calibration": {name: c.to_json() for name, c in sorted(self.calibrations.items())},
+            **({"recall": self.recall} if self.recall else {}),
             "training": self.training,
         }
 
@@ -161,6 +171,7 @@ class Head:
             evidence_veto=bool(data.get("evidence_veto", False)),
             training=data.get("training", {}),
             calibrations={k: Calibration.from_json(v) for k, v in (data.get("calibration") or {}).items()},
+            recall=dict(data.get("recall") or {}),
         )
 
     def save(self, path: Path) -> None:

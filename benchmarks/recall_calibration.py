@@ -1,0 +1,190 @@
+"""Recall by scoring, calibrated on public labelled data: the shipped head asked whether a summary states an insight.
+
+Data: Summary of a Haystack (salesforce/summary-of-a-haystack @ 43531729bc39, `data/eval_benchmark_data.json`,
+Apache-2.0): 200 summaries by 9 LLMs, each insight of their subtopic labelled by people as fully, partially or not
+covered (1,419 labels). Split by subtopic (the insights of a subtopic are shared by its summaries): about half the
+subtopics are dev, where the threshold is chosen, the rest test, where it is reported.
+
+Per (summary, insight): the product's recall prompt (`holistic_request` with the summary as the reference and the
+insight as the answer, the summary first so the insights of one summary share its KV prefix), the shipped head's
+P(the summary states the insight), and the evidence check (a number or name of the insight the summary lacks).
+Each reading is appended to benchmarks/features/recall_haystack.jsonl as it is made: a rerun resumes.
+
+    python benchmarks/recall_calibration.py --data /path/to/eval_benchmark_data.json            # extract, then fit
+    python benchmarks/recall_calibration.py --data ... --fit-only                                # from the readings
+
+Writes benchmarks/results/recall_calibration.json (and, with --write, the recall thresholds beside the head).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragfacts.bench.summary import bootstrap_mean
+from ragfacts.evidence import find_unsupported
+from ragfacts.items import Item
+from ragfacts.methods.precision.head import Head, log_odds, shipped_head
+from ragfacts.methods.precision.scored import holistic_request
+from ragfacts.models import LocalModelOptions, build_model, parse_spec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from embedded_default import commit, machine
+
+ROOT = Path(__file__).resolve().parents[1]
+SHA256 = "1e19bbbcd5854cd5ac935887b975b471c593ecd4d0ef2d3dc638e193b51a0a81"
+SOURCE = "salesforce/summary-of-a-haystack@43531729bc39:data/eval_benchmark_data.json (Apache-2.0)"
+READINGS = ROOT / "benchmarks" / "features" / "recall_haystack.jsonl"
+OUT = ROOT / "benchmarks" / "results" / "recall_calibration.json"
+LABELS = {"fully_covered": 1, "partially_covered": None, "not_covered": 0}  # partial: reported, not fitted
+
+
+def pairs(data: Path) -> list[dict[str, Any]]:
+    raw = data.read_bytes()
+    if hashlib.sha256(raw).hexdigest() != SHA256:
+        raise SystemExit(f"{data}: not the pinned file ({SOURCE}, SHA-256 {SHA256[:12]}…)")
+    found = []
+    for number, entry in enumerate(json.loads(raw)):
+        insights = {i["insight_id"]: i["insight"] for i in entry["reference_insights"]}
+        split = "dev" if int(hashlib.sha256(entry["subtopic_id"].encode()).hexdigest(), 16) % 2 == 0 else "test"
+        for label in entry["annotation"]:
+            found.append(
+                {
+                    "id": f"{number}:{label['insight_id']}",
+                    "subtopic": entry["subtopic_id"],
+                    "split": split,
+                    "coverage": label["coverage"],
+                    "summary": "\n".join(entry["summary"]),
+                    "insight": insights[label["insight_id"]],
+                }
+            )
+    return found
+
+
+async def extract(rows: list[dict[str, Any]]) -> None:
+    done = set()
+    if READINGS.exists():
+        done = {json.loads(line)["id"] for line in READINGS.read_text(encoding="utf-8").splitlines() if line}
+    todo = [row for row in rows if row["id"] not in done]
+    if not todo:
+        return
+    model = build_model(parse_spec("local"), LocalModelOptions())
+    head = shipped_head(model.profile().sha256)
+    if head is None:
+        raise SystemExit("no head ships for the embedded model")
+    READINGS.parent.mkdir(parents=True, exist_ok=True)
+    with READINGS.open("a", encoding="utf-8") as sink:
+        for count, row in enumerate(todo, start=1):
+            item = Item(reference=row["summary"], answer=row["insight"])
+            messages, (yes, no), prompt_id = holistic_request(item, "en")
+            completion = await model.score_labels(messages, [yes, no], prompt_version=prompt_id, hidden_state=True)
+            if not completion.ok:
+                print(f"{row['id']}: {completion.failure}", file=sys.stderr)
+                continue
+            scores = completion.parsed
+            odds = log_odds(scores.logprobs, yes, no)
+            probability = head.probability(scores.state_vector(), odds, row["insight"], row["summary"], "en")
+            missing = [m.text for m in find_unsupported(row["insight"], row["summary"], "en")]
+            reading = {k: row[k] for k in ("id", "subtopic", "split", "coverage")}
+            reading.update({"p": round(probability, 5), "log_odds": round(odds, 4), "missing": missing})
+            sink.write(json.dumps(reading, ensure_ascii=False) + "\n")
+            sink.flush()
+            if count % 50 == 0:
+                print(f"{count}/{len(todo)}", file=sys.stderr)
+    await model.aclose()
+
+
+def balanced(predicted: np.ndarray, gold: np.ndarray) -> float:
+    return float((predicted[gold == 1].mean() + (1 - predicted[gold == 0]).mean()) / 2)
+
+
+def fit(head_threshold: float) -> dict[str, Any]:
+    readings = [json.loads(line) for line in READINGS.read_text(encoding="utf-8").splitlines() if line]
+    by_split: dict[str, Any] = {}
+    for split in ("dev", "test"):
+        kept = [r for r in readings if r["split"] == split and LABELS[r["coverage"]] is not None]
+        by_split[split] = (
+            np.array([r["p"] for r in kept]),
+            np.array([LABELS[r["coverage"]] for r in kept]),
+            np.array([bool(r["missing"]) for r in kept]),
+        )
+    p, gold, missing = by_split["dev"]
+    candidates = sorted(set(np.round(p, 3)))
+    best = max(candidates, key=lambda t: balanced((p >= t) & ~missing, gold))
+    report: dict[str, Any] = {"threshold": float(best), "head_threshold": head_threshold}
+    for split, (p, gold, missing) in by_split.items():
+        for name, threshold in (("chosen", best), ("head", head_threshold)):
+            predicted = ((p >= threshold) & ~missing).astype(float)
+            correct = np.where(gold == 1, predicted, 1 - predicted)
+            positives = bootstrap_mean(list(correct[gold == 1]))
+            negatives = bootstrap_mean(list(correct[gold == 0]))
+            report[f"{split}_{name}"] = {
+                "pairs": len(gold),
+                "balanced_accuracy": round(balanced(predicted, gold), 4),
+                "covered_judged_present": positives.value,
+                "not_covered_judged_present": 1 - (negatives.value or 0),
+                "balanced_accuracy_interval": _interval(correct, gold),
+            }
+    partial = [r for r in readings if r["coverage"] == "partially_covered"]
+    report["partially_covered_judged_present"] = round(
+        float(np.mean([(r["p"] >= best) and not r["missing"] for r in partial])), 4
+    )
+    return report
+
+
+def _interval(correct: np.ndarray, gold: np.ndarray, resamples: int = 2000) -> list[float]:
+    """Bootstrap 95% interval of the balanced accuracy, resampling pairs within each class."""
+    rng = np.random.default_rng(20240825)
+    pos, neg = correct[gold == 1], correct[gold == 0]
+    draws = [(rng.choice(pos, len(pos)).mean() + rng.choice(neg, len(neg)).mean()) / 2 for _ in range(resamples)]
+    return [round(float(np.percentile(draws, 2.5)), 4), round(float(np.percentile(draws, 97.5)), 4)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help=f"the pinned file: {SOURCE}")
+    parser.add_argument("--fit-only", action="store_true")
+    parser.add_argument("--write", action="store_true", help="write the chosen threshold into the shipped head")
+    args = parser.parse_args()
+    rows = pairs(args.data)
+    if not args.fit_only:
+        asyncio.run(extract(rows))
+    head = shipped_head(build_model(parse_spec("local"), LocalModelOptions()).profile().sha256)
+    assert head is not None
+    figures = {
+        "command": f"python benchmarks/recall_calibration.py --data {args.data.name}",
+        "commit": commit(),
+        "data": {"source": SOURCE, "sha256": SHA256, "pairs": len(rows), "split": "by subtopic_id, SHA-256 parity"},
+        "machine": machine(),
+        "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
+        **fit(head.threshold("en")),
+    }
+    OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(figures, indent=2))
+    if args.write:
+        write_recall(figures)
+
+
+def write_recall(figures: dict[str, Any]) -> None:
+    """The threshold chosen on dev, with its provenance and test figures, into the shipped head's "recall" section
+    (which its precision digest leaves out: no precision verdict changes)."""
+    path = ROOT / "src" / "ragfacts" / "heads" / "qwen2.5-coder-1.5b-instruct-q4_k_m.json"
+    head = Head.load(path)
+    head.recall = {
+        "thresholds": {"default": figures["threshold"]},
+        "chosen_on": f"{SOURCE}, dev split ({figures['dev_chosen']['pairs']} fully/not covered pairs)",
+        "test": {k: figures["test_chosen"][k] for k in ("pairs", "balanced_accuracy", "balanced_accuracy_interval")},
+        "measured_by": figures["command"],
+    }
+    head.save(path)
+
+
+if __name__ == "__main__":
+    main()
