@@ -64,6 +64,12 @@ def split_sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if p and p.strip()]
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` on one line (whitespace runs made one space), cut to `limit` characters with "…" where longer."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def normalise(text: str) -> str:
     """Fold width and case, drop whitespace and punctuation: for matching quotes leniently."""
     return unicodedata.normalize("NFKC", text).casefold().translate(_DROPPED)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-
 import pytest
 from pydantic import BaseModel
 
@@ -20,23 +18,6 @@ class Verdict(BaseModel):
     verdict: bool
 
 
-@pytest.fixture
-async def model_at() -> AsyncIterator[Callable[..., OpenAICompatibleModel]]:
-    """Build models sent to a base URL; their connections are closed after the test."""
-    built: list[OpenAICompatibleModel] = []
-
-    def build(url: str, **options) -> OpenAICompatibleModel:
-        model = OpenAICompatibleModel(
-            "gpt-4o-mini", ModelOptions(max_retries=0, **options), base_url=url, api_key=TEST_KEY
-        )
-        built.append(model)
-        return model
-
-    yield build
-    for model in built:
-        await model.aclose()
-
-
 def root_of(server: ScriptedServer) -> str:
     return server.base_url.removesuffix("/v1")
 
@@ -49,7 +30,7 @@ async def test_an_azure_deployment_url_keeps_its_path_and_query_and_sends_the_ke
     `…/openai/deployments/NAME/chat/completions?api-version=…`, the query kept after the path, and the key goes in
     an `api-key` header (an api-version query makes the URL Azure-shaped), never as a Bearer token."""
     url = f"{root_of(scripted_server)}/openai/deployments/gpt-4o-mini?api-version=2024-02-01"
-    completion = await model_at(url, http=http).complete(ASK, Verdict)
+    completion = await model_at(url, max_retries=0, http=http).complete(ASK, Verdict)
     assert completion.ok, completion.failure
     (request,) = scripted_server.requests
     assert request.route == "/openai/deployments/gpt-4o-mini/chat/completions"
@@ -65,7 +46,9 @@ async def test_a_host_under_openai_azure_com_sends_the_key_as_api_key(scripted_s
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", root_of(scripted_server))
-    completion = await model_at("http://judge-resource.openai.azure.com/openai/v1", http=http).complete(ASK, Verdict)
+    completion = await model_at("http://judge-resource.openai.azure.com/openai/v1", max_retries=0, http=http).complete(
+        ASK, Verdict
+    )
     assert completion.ok, completion.failure
     (request,) = scripted_server.requests
     assert request.path == "http://judge-resource.openai.azure.com/openai/v1/chat/completions"
@@ -86,7 +69,9 @@ async def test_any_query_is_kept_and_auth_chooses_the_header(scripted_server, mo
     """Every base URL keeps its query after `/chat/completions`; `-M auth=bearer|api-key` overrides the header the
     URL's shape chooses."""
     chosen = {"auth": auth} if auth else {}  # left unset: the URL's shape chooses
-    completion = await model_at(f"{scripted_server.base_url}{query}", http=http, **chosen).complete(ASK, Verdict)
+    completion = await model_at(f"{scripted_server.base_url}{query}", max_retries=0, http=http, **chosen).complete(
+        ASK, Verdict
+    )
     assert completion.ok, completion.failure
     (request,) = scripted_server.requests
     assert request.route == "/v1/chat/completions"
@@ -106,7 +91,7 @@ async def test_an_echoed_api_key_and_a_secret_query_value_never_reach_the_failur
     signature = "sig-zyxwvutsrq-ponmlkjihg"
     url = f"{root_of(scripted_server)}/openai/deployments/d?api-version=2024-02-01&sig={signature}"
     scripted_server.enqueue(Reply.error(401, error_message="Access denied: invalid subscription key {key}."))
-    model = model_at(url, http=http)
+    model = model_at(url, max_retries=0, http=http)
     completion = await model.complete(ASK, Verdict)
     (request,) = scripted_server.requests
     assert request.headers["api-key"] == TEST_KEY and request.query["sig"] == [signature]  # sent, as it must be

@@ -5,42 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
-from ragfacts.models import FailureKind, Message, ModelOptions, UsageLedger
+from ragfacts.models import FailureKind, Message, UsageLedger
 from ragfacts.models.openai_compat import OpenAICompatibleModel
-from tests.conftest import TEST_KEY
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import Reply
 
 ASK = [Message(role="user", content="Is the answer supported?")]
 SLACK_S = 0.5  # the time a call may take past its --timeout: the client's own work on a 2-core machine
 GIVE_UP_S = 8.0  # the tests' own limit: the calls here wait up to 60 s when the timeout is not kept
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    server = ScriptedServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-async def model_at() -> AsyncIterator[Callable[..., OpenAICompatibleModel]]:
-    built: list[OpenAICompatibleModel] = []
-
-    def build(server: ScriptedServer, **options) -> OpenAICompatibleModel:
-        ledger = options.pop("ledger", None)
-        model = OpenAICompatibleModel(
-            "scripted-model", ModelOptions(**options), base_url=server.base_url, api_key=TEST_KEY, ledger=ledger
-        )
-        built.append(model)
-        return model
-
-    yield build
-    for model in built:
-        await model.aclose()
 
 
 async def timed(model: OpenAICompatibleModel):

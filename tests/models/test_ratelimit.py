@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 
 from ragfacts.models import Message, ModelOptions, UsageLedger
 from ragfacts.models.openai_compat import OpenAICompatibleModel
 from ragfacts.models.ratelimit import EndpointLimiter, endpoint_limiter, estimated_tokens
-from tests.conftest import TEST_KEY
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import Reply
 
 ASK = [Message(role="user", content="Is the answer supported?")]
 
@@ -137,32 +135,6 @@ def test_the_estimate_counts_the_prompt_by_characters_and_the_reply_at_its_limit
 
 
 # Over HTTP. Each test gets its own server, so its endpoint (and limiter) is its own.
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    server = ScriptedServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-async def model_at() -> AsyncIterator[Callable[..., OpenAICompatibleModel]]:
-    """Build models at a server; their connections are closed after the test."""
-    built: list[OpenAICompatibleModel] = []
-
-    def build(server: ScriptedServer, name: str = "scripted-model", **options) -> OpenAICompatibleModel:
-        options.setdefault("retry_base_s", 0.01)
-        ledger = options.pop("ledger", None)
-        model = OpenAICompatibleModel(
-            name, ModelOptions(**options), base_url=server.base_url, api_key=TEST_KEY, ledger=ledger
-        )
-        built.append(model)
-        return model
-
-    yield build
-    for model in built:
-        await model.aclose()
 
 
 async def paused(model: OpenAICompatibleModel) -> float:

@@ -13,8 +13,10 @@ from ragfacts.bench.recall_metrics import RecallMetrics
 from ragfacts.bench.summary import RULE, MethodSummary
 from ragfacts.console import err
 from ragfacts.methods.view import ResultView, outcome_view
+from ragfacts.text import clip
 from ragfacts.typology import ErrorType, named, parse_error_type
 
+CELL = 80  # characters of a unit's text in a table cell
 LABEL_STYLE = {"consistent": "green", "inconsistent": "red", "unscored": "yellow", "uncertain": "magenta"}
 
 
@@ -84,12 +86,12 @@ def _units_table(view: ResultView) -> Table:
             found = sum(quote.found for quote in unit.quotes)
             cells.append(f"{found}/{len(unit.quotes)} found" if unit.quotes else "-")
         if extra["model said"]:
-            cells.append(escape(_short(unit.said or "")))
+            cells.append(escape(clip(unit.said or "", CELL)))
         if extra["citation"]:
             mark = "" if unit.citation is None else ("✓ " if unit.citation_found else "✗ not in answer ")
-            cells.append(escape(_short(mark + (unit.citation or ""))))
+            cells.append(escape(clip(mark + (unit.citation or ""), CELL)))
         if extra["why"]:
-            cells.append(escape(_short(unit.explanation)))
+            cells.append(escape(clip(unit.explanation, CELL)))
         table.add_row(*cells)
     return table
 
@@ -156,11 +158,6 @@ def recall_metrics_table(metrics: Sequence[RecallMetrics]) -> Table:
             _percent(m.f1_micro),
         )
     return table
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _percent(value: float | None) -> str:

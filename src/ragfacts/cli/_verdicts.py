@@ -19,6 +19,7 @@ from ragfacts.bench.display import faithfulness_text, unjudged
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow
 from ragfacts.cli._render import LABEL_STYLE, show_legend
 from ragfacts.console import err
+from ragfacts.text import clip
 
 SNIPPET = 48  # characters of a question or answer in the table (the terminal may cut further)
 WHY = 72  # characters of the reason in the table; the flagged rows' details below hold it whole
@@ -87,8 +88,8 @@ def _table(rows: Sequence[VerdictRow], hidden: int, width: int) -> Table:
     for row in rows:
         cells = [str(row.position), escape(row.item.id or "")]
         if has_question:
-            cells.append(escape(_clip(row.item.question or "", SNIPPET)))
-        cells.append(escape(_clip(row.item.answer, SNIPPET)))
+            cells.append(escape(clip(row.item.question or "", SNIPPET)))
+        cells.append(escape(clip(row.item.answer, SNIPPET)))
         if has_gold:
             cells.append(row.item.label or "-")
         if has_precision:
@@ -96,7 +97,7 @@ def _table(rows: Sequence[VerdictRow], hidden: int, width: int) -> Table:
         if has_recall:
             cells.append(_recall(row))
         why = row.reason or ("-" if not row.failed else "a call failed")
-        cells.append(escape(_clip(why, WHY)))
+        cells.append(escape(clip(why, WHY)))
         table.add_row(*cells)
     return table
 
@@ -144,8 +145,3 @@ def _recall(row: VerdictRow) -> str:
         return "-"
     present = sum(unit.verdict == "supported" for unit in view.units)
     return f"{present}/{len(view.units)}"
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from functools import cache
+from typing import Literal
 
 from ragfacts.evidence._candidates import reference_candidates
 from ragfacts.evidence._entities import (
@@ -72,7 +75,10 @@ class Mismatch:
         return f"the answer says {self.text}; {said or _ABSENT['en'][self.kind]}"
 
 
-def answer_mentions(answer: str, lang: str, chinese_names: bool = False) -> list[Mention]:
+ChineseNames = bool | Literal["auto"]  # "auto": where jieba is installed
+
+
+def answer_mentions(answer: str, lang: str, chinese_names: ChineseNames = False) -> list[Mention]:
     """Return every checkable mention of the answer (numeric ones first, then names), read strictly."""
     numeric = numeric_mentions(answer, strict=True)
     if lang == "zh":
@@ -80,13 +86,13 @@ def answer_mentions(answer: str, lang: str, chinese_names: bool = False) -> list
     else:
         names = english_entities(answer, capitalised_mid_sentence(answer), numeric)
     names += (q for q in quoted_names(answer, chinese=lang == "zh") if not any(_overlap(q, n) for n in names))
-    if chinese_names and lang == "zh":
+    if chinese_names and lang == "zh" and (chinese_names is True or _jieba_installed()):
         names += segmented_names(answer, [*numeric, *names])
     return numeric + sorted(names, key=lambda mention: mention.start)
 
 
 def find_unsupported(
-    answer: str, reference: str, lang: str | None = None, *, chinese_names: bool = False
+    answer: str, reference: str, lang: str | None = None, *, chinese_names: ChineseNames = False
 ) -> list[Mismatch]:
     """Return the answer's numbers, dates, percentages, quantities, money and names that the reference lacks.
 
@@ -95,7 +101,8 @@ def find_unsupported(
         reference: the text it should be faithful to.
         lang: "en" or "zh" (or "zh-CN" ...): how names are read; detected from the answer when None.
         chinese_names: also check the person and place names of a Chinese answer that jieba finds (it must be
-            installed; it loads in about half a second, then reads some 10 µs a character).
+            installed; it loads in about half a second, then reads some 10 µs a character); "auto": where jieba
+            is installed.
 
     Returns:
         One Mismatch per unsupported mention, in answer order.
@@ -104,7 +111,7 @@ def find_unsupported(
 
 
 def check_mentions(
-    answer: str, reference: str, lang: str | None = None, chinese_names: bool = False
+    answer: str, reference: str, lang: str | None = None, chinese_names: ChineseNames = False
 ) -> list[tuple[Mention, Mismatch | None]]:
     """Return every checkable mention of the answer with its Mismatch, or None where the reference states it."""
     lang = "zh" if (lang or detect_lang(answer)).startswith("zh") else "en"
@@ -251,3 +258,8 @@ def _demonym_of(word: str, stems: tuple[str, ...]) -> bool:
 
 def _overlap(a: Mention, b: Mention) -> bool:
     return a.start < b.end and b.start < a.end
+
+
+@cache
+def _jieba_installed() -> bool:
+    return importlib.util.find_spec("jieba") is not None

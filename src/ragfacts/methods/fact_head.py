@@ -12,7 +12,6 @@ head ships for); FaaF's one structured call stays the method on endpoints.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 
 import numpy as np
 
@@ -42,12 +41,11 @@ async def verify_by_head(
         )
     )
     result = Verification(method=method, lang=lang, config={"verify": "head", "threshold": threshold})
-    names = lang == "zh" and importlib.util.find_spec("jieba") is not None
     for index, (fact, completion, (_, labels, _)) in enumerate(zip(facts, completions, requests, strict=True)):
         result.completions.append(completion.record())
         if completion.failure is not None:
             result.failures.append(completion.failure)
-        lacking = [m.text for m in find_unsupported(fact, answer, lang, chinese_names=names)]
+        lacking = [m.text for m in find_unsupported(fact, answer, lang, chinese_names="auto")]
         result.verdicts.append(_verdict(index, fact, completion, head, answer, labels, lang, threshold, lacking))
     return result
 

@@ -19,7 +19,6 @@ capped at `EXPLAIN_TOKENS`. Where it finds nothing, the note says the generated 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import unicodedata
 
@@ -29,10 +28,11 @@ from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.results import AnswerLabel, CheckResult, ScoreResult, SegmentResult
 from ragfacts.methods.precision.stages import check_fact
 from ragfacts.models import ChatModel
-from ragfacts.text import FUNCTION_WORDS, split_sentences
+from ragfacts.text import FUNCTION_WORDS, clip, split_sentences
 from ragfacts.typology import ErrorType
 
 EXPLAIN_TOKENS = 384  # a fact check of one sentence: a few points, their quotes and a verdict
+SHOWN = 160  # characters of a sentence quoted in a reason
 MAX_CLAUSES = 3  # the runs of words a sentence's closest reference sentence lacks, named in its reason
 _WORDS = {
     "en": {
@@ -61,13 +61,6 @@ _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\d+(?:[.,]\d+)*|
 
 def words(lang: str) -> dict[str, str]:
     return _WORDS["zh" if lang.startswith("zh") else "en"]
-
-
-def mismatches_for_reasons(answer: str, reference: str, lang: str) -> list[Mismatch]:
-    """The evidence checks' mismatches shown as reasons: Chinese names too where jieba is installed. (The verdict's
-    own evidence features and veto stay what the head was trained on.)"""
-    names = lang.startswith("zh") and importlib.util.find_spec("jieba") is not None
-    return find_unsupported(answer, reference, lang, chinese_names=names)
 
 
 def error_type_of(mismatch: Mismatch) -> ErrorType:
@@ -99,10 +92,10 @@ def differing_clause(sentence: str, reference: str, lang: str) -> str:
         else:
             current[0], current[2] = current[0] + 1, end
     if not runs:
-        return said["same_words"].format(closest=_short(closest))
+        return said["same_words"].format(closest=clip(closest, SHOWN))
     kept = sorted(sorted(runs, key=lambda r: (-r[0], -(r[2] - r[1]), r[1]))[:MAX_CLAUSES], key=lambda r: r[1])
     clauses = said["and"].join(sentence[start:end] for _, start, end in kept)
-    return said["clause"].format(clause=clauses, closest=_short(closest))
+    return said["clause"].format(clause=clauses, closest=clip(closest, SHOWN))
 
 
 async def explain_flagged(
@@ -123,7 +116,9 @@ async def explain_flagged(
         if score is not None:
             score.call.optional = True
     reference = item.reference or ""
-    found = in_sentences(mismatches_for_reasons(item.answer, reference, lang), item.answer, sentences)
+    # Chinese names too where jieba is installed: in the reasons only, the verdict's features stay as trained
+    mismatches = find_unsupported(item.answer, reference, lang, chinese_names="auto")
+    found = in_sentences(mismatches, item.answer, sentences)
     ranked = [(s.probability, n) for n, s in enumerate(scores) if s is not None and s.probability is not None]
     weakest = min(ranked)[1] if ranked else 0
     flagged = sorted(found) or [weakest]
@@ -200,7 +195,7 @@ def _reason(result: CheckResult, segments: list[SegmentResult], flagged: list[in
         else:
             where = said["sentence"].format(n=index + 1)
         why = segment.score.explanation if segment.score is not None else ""
-        parts.append(f"{where}: “{_short(segment.text)}” — {why}")
+        parts.append(f"{where}: “{clip(segment.text, SHOWN)}” — {why}")
     return "; ".join(parts)
 
 
@@ -219,8 +214,3 @@ def _sentence_spans(answer: str, sentences: list[str]) -> list[tuple[int, int]]:
 
 def _fold(token: str) -> str:
     return unicodedata.normalize("NFKC", token).casefold()
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

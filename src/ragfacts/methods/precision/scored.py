@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ragfacts.evidence import find_unsupported
 from ragfacts.items import Item
 from ragfacts.methods.precision.aggregate import answer_label, segment_label
 from ragfacts.methods.precision.batched import check_batched
@@ -26,7 +27,6 @@ from ragfacts.methods.precision.explain import (
     flagged_score,
     generated,
     in_sentences,
-    mismatches_for_reasons,
     words,
 )
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS, CheckOptions
@@ -202,7 +202,8 @@ async def run_sentence_scores(model: ChatModel, item: Item, options: CheckOption
     )
     failing = [n for n, score in enumerate(scores) if score.verdict == "inconsistent"]
     if options.explain != "none":
-        found = in_sentences(mismatches_for_reasons(item.answer, item.reference or "", lang), item.answer, sentences)
+        mismatches = find_unsupported(item.answer, item.reference or "", lang, chinese_names="auto")
+        found = in_sentences(mismatches, item.answer, sentences)
         for n in failing:
             scores[n] = flagged_score(scores[n], sentences[n], item.reference or "", found.get(n, []), lang)
     segments = [
