@@ -53,25 +53,28 @@ def _pinned(name: str, path: Path) -> bytes:
     return raw
 
 
-def mtrag(path: Path) -> list[tuple[str, str]]:
-    """(answer, passages) of the responses every annotator judged faithful (4 of 4)."""
+def mtrag(path: Path, faithful: bool = True) -> list[tuple[str, str]]:
+    """(answer, passages) of the responses every annotator judged faithful (4 of 4); with `faithful=False`, of
+    those every annotator judged 1 or 2 of 4."""
     data = json.loads(_pinned("mtrag", path))
     documents = {d["document_id"]: d["text"] for d in data["documents"]}
     contexts = {t["task_id"]: [c["document_id"] for c in t["contexts"]] for t in data["tasks"]}
-    faithful = []
+    wanted = {"4"} if faithful else {"1", "2"}
+    found = []
     for evaluation in data["evaluations"]:
         votes = [v["value"] for v in evaluation["annotations"].get("faithfulness", {}).values()]
-        if votes and all(vote == "4" for vote in votes):
+        if votes and all(vote in wanted for vote in votes):
             passages = "\n\n".join(documents[d] for d in contexts.get(evaluation["task_id"], []) if d in documents)
             if passages.strip():
-                faithful.append((evaluation["model_response"], passages))
-    return faithful
+                found.append((evaluation["model_response"], passages))
+    return found
 
 
-def ares(path: Path) -> list[tuple[str, str]]:
+def ares(path: Path, faithful: bool = True) -> list[tuple[str, str]]:
     csv.field_size_limit(10**9)
     rows = csv.DictReader(_pinned("ares", path).decode("utf-8").splitlines(), delimiter="\t")
-    return [(r["Answer"], r["Document"]) for r in rows if r["Answer_Faithfulness_Label"] == "1"]
+    label = "1" if faithful else "0"
+    return [(r["Answer"], r["Document"]) for r in rows if r["Answer_Faithfulness_Label"] == label]
 
 
 def measure(pairs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -104,6 +107,9 @@ def main() -> None:
         "sources": {name: {"file": pinned[0], "sha256": pinned[1]} for name, pinned in PINNED.items()},
         "mtrag": measure(mtrag(args.mtrag)),
         "ares": measure(ares(args.ares)),
+        # the other side: the flawed answers the checks still catch (they fail under the veto)
+        "mtrag_unfaithful_flagged": measure(mtrag(args.mtrag, faithful=False))["flagged_share"],
+        "ares_unfaithful_flagged": measure(ares(args.ares, faithful=False))["flagged_share"],
     }
     OUT.write_text(json.dumps(figures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, ensure_ascii=False, indent=2))

@@ -8,7 +8,8 @@ subtopics are dev, where the threshold is chosen, the rest test, where it is rep
 Per (summary, insight): the product's recall prompt (`holistic_request` with the summary as the reference and the
 insight as the answer, the summary first so the insights of one summary share its KV prefix), the shipped head's
 P(the summary states the insight), and the evidence check (a number or name of the insight the summary lacks).
-Each reading is appended to benchmarks/features/recall_haystack.jsonl as it is made: a rerun resumes.
+The model's states are stored as they are made (benchmarks/features/<model>/haystack-*.npz): a rerun resumes, and
+`--fit-only` re-reads them with whatever head ships (benchmarks/features/recall_haystack.jsonl, the readings).
 
     python benchmarks/recall_calibration.py --data /path/to/eval_benchmark_data.json            # extract, then fit
     python benchmarks/recall_calibration.py --data ... --fit-only                                # from the readings
@@ -31,12 +32,14 @@ import numpy as np
 from ragfacts.bench.summary import bootstrap_mean
 from ragfacts.evidence import find_unsupported
 from ragfacts.items import Item
-from ragfacts.methods.precision.head import Head, log_odds, shipped_head
+from ragfacts.methods.precision.head import Head, shipped_head
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import LocalModelOptions, build_model, parse_spec
+from ragfacts.models.embedded import DEFAULT_MODEL
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embedded_default import commit, machine
+from judge_features import CHUNK, load_store, row_key, save_chunk, store_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 SHA256 = "1e19bbbcd5854cd5ac935887b975b471c593ecd4d0ef2d3dc638e193b51a0a81"
@@ -69,18 +72,18 @@ def pairs(data: Path) -> list[dict[str, Any]]:
 
 
 async def extract(rows: list[dict[str, Any]]) -> None:
-    done = set()
-    if READINGS.exists():
-        done = {json.loads(line)["id"] for line in READINGS.read_text(encoding="utf-8").splitlines() if line}
+    """The model's state and Yes-No log-probabilities at the verdict position of every pair, stored in chunks of
+    float16 states beside the precision pairs' (benchmarks/features/<model>/haystack-*.npz): any head can be
+    refitted or re-read from them, and a killed run loses at most one chunk."""
+    sha = DEFAULT_MODEL.sha256
+    directory = store_dir(sha)
+    done = {row["id"] for row in load_store(directory).values()}
     todo = [row for row in rows if row["id"] not in done]
     if not todo:
         return
-    model = build_model(parse_spec("local"), LocalModelOptions())
-    head = shipped_head(model.profile().sha256)
-    if head is None:
-        raise SystemExit("no head ships for the embedded model")
-    READINGS.parent.mkdir(parents=True, exist_ok=True)
-    with READINGS.open("a", encoding="utf-8") as sink:
+    model = build_model(parse_spec("local"), LocalModelOptions(max_retries=0))
+    chunk: list[dict[str, Any]] = []
+    try:
         for count, row in enumerate(todo, start=1):
             item = Item(reference=row["summary"], answer=row["insight"])
             messages, (yes, no), prompt_id = holistic_request(item, "en")
@@ -89,24 +92,50 @@ async def extract(rows: list[dict[str, Any]]) -> None:
                 print(f"{row['id']}: {completion.failure}", file=sys.stderr)
                 continue
             scores = completion.parsed
-            odds = log_odds(scores.logprobs, yes, no)
-            probability = head.probability(scores.state_vector(), odds, row["insight"], row["summary"], "en")
-            missing = [m.text for m in find_unsupported(row["insight"], row["summary"], "en")]
-            reading = {k: row[k] for k in ("id", "subtopic", "split", "coverage")}
-            reading.update({"p": round(probability, 5), "log_odds": round(odds, 4), "missing": missing})
-            sink.write(json.dumps(reading, ensure_ascii=False) + "\n")
-            sink.flush()
-            if count % 50 == 0:
-                print(f"{count}/{len(todo)}", file=sys.stderr)
-    await model.aclose()
+            chunk.append(
+                {
+                    "key": row_key(sha, prompt_id, messages[0].content),
+                    "id": row["id"],
+                    "state": scores.state_vector(),
+                    "lp_yes": scores.logprobs[yes] if scores.logprobs[yes] is not None else -30.0,
+                    "lp_no": scores.logprobs[no] if scores.logprobs[no] is not None else -30.0,
+                    "p_yes": scores.probabilities[yes],
+                    "tokens": completion.usage.prompt_tokens,
+                    "seconds": completion.usage.model_s,
+                }
+            )
+            if len(chunk) >= CHUNK or count == len(todo):
+                save_chunk(directory, "haystack", chunk)
+                chunk = []
+                print(f"{count}/{len(todo)}", file=sys.stderr, flush=True)
+    finally:
+        await model.aclose()
+
+
+def read(rows: list[dict[str, Any]], head: Head) -> list[dict[str, Any]]:
+    """One reading per extracted pair: the head's P(the summary states the insight) from the stored state, and
+    the insight's numbers or names the summary lacks. Written to benchmarks/features/recall_haystack.jsonl."""
+    stored = {row["id"]: row for row in load_store(store_dir(DEFAULT_MODEL.sha256)).values()}
+    readings = []
+    for row in rows:
+        found = stored.get(row["id"])
+        if found is None:
+            continue
+        odds = found["lp_yes"] - found["lp_no"]
+        probability = head.recall_probability(found["state"], odds, row["insight"], row["summary"], "en")
+        missing = [m.text for m in find_unsupported(row["insight"], row["summary"], "en")]
+        reading = {k: row[k] for k in ("id", "subtopic", "split", "coverage")}
+        reading.update({"p": round(probability, 5), "log_odds": round(odds, 4), "missing": missing})
+        readings.append(reading)
+    READINGS.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in readings), encoding="utf-8")
+    return readings
 
 
 def balanced(predicted: np.ndarray, gold: np.ndarray) -> float:
     return float((predicted[gold == 1].mean() + (1 - predicted[gold == 0]).mean()) / 2)
 
 
-def fit(head_threshold: float) -> dict[str, Any]:
-    readings = [json.loads(line) for line in READINGS.read_text(encoding="utf-8").splitlines() if line]
+def fit(readings: list[dict[str, Any]], head_threshold: float) -> dict[str, Any]:
     by_split: dict[str, Any] = {}
     for split in ("dev", "test"):
         kept = [r for r in readings if r["split"] == split and LABELS[r["coverage"]] is not None]
@@ -158,13 +187,15 @@ def main() -> None:
         asyncio.run(extract(rows))
     head = shipped_head(build_model(parse_spec("local"), LocalModelOptions()).profile().sha256)
     assert head is not None
+    readings = read(rows, head)
     figures = {
         "command": f"python benchmarks/recall_calibration.py --data {args.data.name}",
         "commit": commit(),
         "data": {"source": SOURCE, "sha256": SHA256, "pairs": len(rows), "split": "by subtopic_id, SHA-256 parity"},
         "machine": machine(),
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
-        **fit(head.threshold("en")),
+        "extracted": f"{len(readings)} of {len(rows)}",
+        **fit(readings, head.threshold("en")),
     }
     OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, indent=2))
@@ -177,7 +208,9 @@ def write_recall(figures: dict[str, Any]) -> None:
     (which its precision digest leaves out: no precision verdict changes)."""
     path = ROOT / "src" / "ragfacts" / "heads" / "qwen2.5-coder-1.5b-instruct-q4_k_m.json"
     head = Head.load(path)
+    kept = {"weights": head.recall["weights"]} if "weights" in head.recall else {}  # what the readings were read by
     head.recall = {
+        **kept,
         "thresholds": {"default": figures["threshold"]},
         "chosen_on": f"{SOURCE}, dev split ({figures['dev_chosen']['pairs']} fully/not covered pairs)",
         "test": {k: figures["test_chosen"][k] for k in ("pairs", "balanced_accuracy", "balanced_accuracy_interval")},

@@ -34,6 +34,20 @@ def test_splits_english_without_breaking_decimals():
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("He served in the U.S. Army until 1990. He moved.", ["He served in the U.S. Army until 1990.", "He moved."]),
+        ("Dr. Smith met J. K. Rowling. It rained.", ["Dr. Smith met J. K. Rowling.", "It rained."]),
+        ("She moved to the U.S. The move was hard.", ["She moved to the U.S.", "The move was hard."]),
+        ("It got a grade A. It was good.", ["It got a grade A.", "It was good."]),
+        ("He left the U.S.\nParis was next.", ["He left the U.S.", "Paris was next."]),
+    ],
+)
+def test_an_abbreviations_period_ends_no_sentence_unless_a_sentence_starts_after_it(text, sentences):
+    assert split_sentences(text) == sentences
+
+
 def test_closing_quote_stays_with_its_sentence():
     assert split_sentences("他说：“好。”然后走了。") == ["他说：“好。”", "然后走了。"]
 

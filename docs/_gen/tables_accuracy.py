@@ -63,6 +63,27 @@ def _trained_head_evidence(data: dict[str, Any]) -> str:
     return table(["answers flagged by the evidence checks", *groups], rows)
 
 
+@results_table("trained_head.paraphrases", "trained_head.json")
+def _trained_head_paraphrases(data: dict[str, Any]) -> str:
+    rows = []
+    for split, judges in data["paraphrases_passed"].items():
+        for judge, rates in judges.items():
+            rows.append(
+                [
+                    split,
+                    cell(judge),
+                    *(_passed(rates.get(lang)) for lang in ("all", "en", "zh")),
+                ]
+            )
+    return table(["faithful paraphrases", "judge", "passed, %", "English", "Chinese"], rows)
+
+
+def _passed(rate: dict[str, Any] | None) -> str:
+    if not rate:
+        return "-"
+    return f"{interval(rate)} of {rate['n']} (originals: {pct(rate['originals_passed'])})"
+
+
 def _bench_precision(data: dict[str, Any]) -> str:
     rows = []
     for metrics in data["precision"]:

@@ -58,10 +58,44 @@ def approx_tokens(text: str) -> int:
     return cjk + -(-(len(text) - cjk) // 4)
 
 
+# A period that ends these is no sentence end: a title before a name, an initial, a dotted abbreviation ("U.S.",
+# "e.g.") unless what follows starts a sentence, a number sign ("No. 5").
+_TITLE = re.compile(
+    r"(?:^|\s)(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|Gen|Gov|Sen|Rep|Lt|Col|Capt|Mt|Ft|No|Nos|Fig|Vol|pp|approx)\.$"
+)
+_INITIAL = re.compile(r"(?:^|[\s(])[A-Z]\.$")
+_DOTTED = re.compile(r"(?:^|[\s(])(?:[A-Za-z]\.){2,}$")
+_STARTER = re.compile(
+    r"(?:The|A|An|He|She|It|They|We|I|You|This|That|These|Those|There|His|Her|Its|Their|In|On|At|After|Before|"
+    r"But|However|And|So|As|When|While|If|Since|Although|Today|Yet|Also|Then|Other|Some|Many|Most|Both)\b"
+)
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split text into sentences; knows 。！？； as well as . ! ? ; and line breaks."""
-    parts = _SENTENCE_END.split(text)
-    return [p.strip() for p in parts if p and p.strip()]
+    """Split text into sentences; knows 。！？； as well as . ! ? ; and line breaks, and that the period of "Dr.",
+    of an initial ("J. K. Rowling") or of "U.S. Army" ends no sentence."""
+    sentences: list[str] = []
+    start, joined = 0, False  # joined: the part before this one ended at a period inside its line
+    for boundary in [*_SENTENCE_END.finditer(text), None]:
+        end = len(text) if boundary is None else boundary.start()
+        part = text[start:end].strip()
+        if part:
+            if joined and sentences and _continues(sentences[-1], part):
+                sentences[-1] = f"{sentences[-1]} {part}"
+            else:
+                sentences.append(part)
+        if boundary is not None:
+            start, joined = boundary.end(), boundary.end() == boundary.start()
+    return sentences
+
+
+def _continues(previous: str, part: str) -> bool:
+    """Whether `part` goes on the sentence `previous`, which ended at an abbreviation's period, not its own."""
+    if not previous.endswith("."):
+        return False
+    if _TITLE.search(previous):
+        return True
+    return bool(_INITIAL.search(previous) or _DOTTED.search(previous)) and not _STARTER.match(part)
 
 
 def clip(text: str, limit: int) -> str:

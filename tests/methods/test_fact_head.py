@@ -45,6 +45,24 @@ def test_a_head_keeps_its_recall_thresholds_apart_from_its_precision_digest():
     assert again.recall == with_recall.recall
 
 
+def test_recall_reads_its_own_weights_where_the_head_carries_them_and_the_precision_weights_otherwise():
+    precision_only = _head("a" * 64, weight=1.0)
+    own = {"state_f32_base64": "", "baseline": -2.0, "evidence": [0.0] * len(FEATURE_NAMES), "bias": 0.5}
+    with_weights = _head("a" * 64, {"thresholds": {"en": 0.5}, "weights": own}, weight=1.0)
+    fact, answer = "Artemisinin treats malaria.", ANSWER
+    assert precision_only.recall_probability(np.zeros(0), 1.0, fact, answer, "en") == pytest.approx(
+        precision_only.probability(np.zeros(0), 1.0, fact, answer, "en")
+    )
+    assert with_weights.recall_probability(np.zeros(0), 1.0, fact, answer, "en") == pytest.approx(
+        1 / (1 + np.exp(-(-2.0 * 1.0 + 0.5)))
+    )
+    assert with_weights.digest == precision_only.digest  # recall weights change no precision verdict
+    again = Head.from_json(json.loads(json.dumps(with_weights.to_json())))
+    assert again.recall_probability(np.zeros(0), 1.0, fact, answer, "en") == pytest.approx(
+        with_weights.recall_probability(np.zeros(0), 1.0, fact, answer, "en")
+    )
+
+
 @needs_model
 async def test_facts_are_scored_one_pass_each_sharing_the_answers_prefix_and_nothing_is_generated():
     from ragfacts.models.llamacpp import LlamaCppModel

@@ -17,8 +17,8 @@ What is read (answer and reference alike):
   5 March 1898, March 1898, 3月5日, "in March", the 1890s, 90年代. A four-digit number is a year after "in",
   "since", "from" ... or in a range (1898-1902); otherwise it is a number. Times (10:30) match exactly.
 - percentages: 20%, 20 percent, 百分之二十 (never compared with 0.2).
-- quantities: length, mass, area, volume, °C in metric, imperial and Chinese units, in base units (5 km = 5000 m
-  = 5公里 = 5千米; 3亩 = 2000 m²).
+- quantities: length, mass, area, volume, temperature in metric, imperial and Chinese units, in base units (5 km =
+  5000 m = 5公里 = 5千米; 3亩 = 2000 m²; 77 °F = 25 °C).
 - money: $, US$, HK$, €, £, ¥, USD, RMB, 人民币 before or dollars, euros, yuan, 元, 美元, 欧元 ... after, with
   scales ($5 million = 5,000,000 dollars; 5亿元 = 500,000,000 CNY). Currencies must agree ($ and dollars are any
   dollar; ¥ is yuan or yen).
@@ -36,13 +36,16 @@ When the reference supports an answer's mention:
   day apart;
 - a bare number or a bare year also when any number of the reference equals it, in any form (the year or day
   of a date, the figure of an amount of money, an ordinal: 29 is in 第29集);
+- a bare whole number of at least 10 also when it is the sum or the difference of two whole numbers of the
+  reference ("grew by 30" from 120 and 150; "25 years" from 1990 and 2015); smaller ones too often are by chance;
 - a name when each of its words occurs in the reference (case, accents, a possessive and a plural "s"
   ignored), as a demonym or region (Turkish for Turkey, Western for West), or spelled out (NASA, U.S.; UK for
   Britain); a quoted Chinese name when it occurs with punctuation and width ignored.
 
 Left out of the answer (too ambiguous to flag): "one"/"一" as numbers, Chinese numerals without a measure word
-(三国, 十全十美, 统一), capitalised number words inside names, list markers ("1."), citations ("[2]"), codes (3D,
-HAuCl4, 10am). Small word numbers (two to nine, 三个) and ordinals (first, 第二) are reported only when the
+(三国, 十全十美, 统一), capitalised number words inside names, list markers ("1.", also run into a line: "1. Low
+quality 2. Drugs"), citations ("[2]"), codes (3D, HAuCl4, 10am, 401(k), phone numbers, 24/7), and everything
+inside code (`x = 1`, fenced blocks), whose capitals are keywords, not names; bold labels ("**Tax Benefits:**"). Small word numbers (two to nine, 三个) and ordinals (first, 第二) are reported only when the
 reference gives another for the same word ("the third largest" against "the second largest"). Names are not
 checked against a reference in another script (Paris against 巴黎), nor English names against a Chinese one.
 

@@ -160,7 +160,18 @@ def supported(mention: Mention, ref: Reference) -> bool:
         return False
     amount = mention.amount if mention.amount is not None else mention.components[0]
     precision = mention.precision or 1.0
-    return amount in ref.components or any(same_amount(amount, precision, c, mention.hedged) for c in ref.components)
+    if amount in ref.components or any(same_amount(amount, precision, c, mention.hedged) for c in ref.components):
+        return True
+    return mention.kind == "number" and _sum_or_difference(amount, ref.components)
+
+
+def _sum_or_difference(amount: float, components: frozenset[float]) -> bool:
+    """Whether a whole number of at least 10 is the sum or the difference of two the reference states: "30 more"
+    from 120 and 150, "25 years" from 1990 and 2015. Smaller numbers are too often such a sum by chance."""
+    if amount < 10 or amount != int(amount) or len(components) > 400:
+        return False
+    wholes = {c for c in components if c == int(c) and c > 0}
+    return any(amount - c in wholes or amount + c in wholes for c in wholes if c != amount)
 
 
 def _date_parts_stated(mention: Mention, ref: Reference) -> bool:

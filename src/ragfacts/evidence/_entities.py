@@ -156,6 +156,10 @@ def _abbreviation_pattern(letters: str) -> re.Pattern[str]:
     return re.compile(rf"{first}(?<![{_LATIN}]{first})" + dotted[len(first) :] + rf"\.?(?![{_LATIN}])")
 
 
+# Code, fenced or inline: no names, no claims ("x = 1", `SELECT KEY`).
+CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]+`", re.DOTALL)
+
+
 def _capitalised(word: str) -> bool:
     return word[0].isupper() or (word[0].islower() and not word.islower())  # iPhone, eBay
 
@@ -168,7 +172,7 @@ def sentence_start(text: str, position: int) -> bool:
         return True  # a list item, even run into one line: "as a senior - Earned Class 6A ..."
     if before[-1:] in (".", ")") and (marker := _LIST_MARKER.search(before)):
         before = before[: marker.start()] + "\n"
-    if not before or before[-1] in "\n!?:。！？：":
+    if not before or before[-1] in "\n!?:。！？：" or before.endswith("```"):
         return True
     return before[-1] == "." and not _TITLE_ABBREVIATIONS.search(before)
 
@@ -196,10 +200,11 @@ def english_entities(text: str, named: frozenset[str], taken: list[Mention], wit
 
 
 def _covered(text: str, mentions: list[Mention]) -> bytearray:
-    """A mask of the characters inside `mentions`."""
+    """A mask of the characters inside `mentions` and inside code (`SELECT KEY`, a fenced block): code's capitals
+    are keywords and identifiers, no names."""
     mask = bytearray(len(text))
-    for mention in mentions:
-        mask[mention.start : mention.end] = b"\x01" * (mention.end - mention.start)
+    for start, end in (*((m.start, m.end) for m in mentions), *(m.span() for m in CODE.finditer(text))):
+        mask[start:end] = b"\x01" * (end - start)
     return mask
 
 
@@ -219,6 +224,8 @@ def _name(
     if not words or any(covered[words[0].start : words[-1].end]):
         return []
     start, end = words[0].start, words[-1].end
+    if _bold_label(text, start, end):
+        return []  # "3. **Wait for Storage Adjustment:** After ..." labels its item
     if leading == 0 and sentence_start(text, start):
         line_end = text.find("\n", end)
         rest = text[end : len(text) if line_end < 0 else line_end]
@@ -231,6 +238,15 @@ def _name(
             return []
     content = [w for w in words if w.word.casefold() not in _CONNECTORS]
     return [_entity(text, start, end, content, "latin", with_words)]
+
+
+def _bold_label(text: str, start: int, end: int) -> bool:
+    """Whether the words at start:end end a bold label of their line: "**Tax Benefits:**", "**Data Engine**:"."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return "**" in text[line_start:start] and _LABEL_END.match(text, end) is not None
+
+
+_LABEL_END = re.compile(r"\s?(?::\s?\*\*|\*\*\s?:)")
 
 
 def _entity(text: str, start: int, end: int, words: list[Token], family: str, with_words: bool = True) -> Mention:

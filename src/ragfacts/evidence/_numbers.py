@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ragfacts.evidence._dates import date_mentions
+from ragfacts.evidence._entities import CODE
 from ragfacts.evidence._mention import Mention
 from ragfacts.evidence._numerals import (
     CN_DIGITS,
@@ -24,12 +25,19 @@ from ragfacts.evidence._units import (
     CN_MEASURE_WORD,
     CN_NUMBER_FOLLOWERS,
     CURRENCIES,
+    UNIT_OFFSETS,
     UNITS,
     currency_before,
     currency_label,
     hedged_before,
 )
 
+_LETTER_IN_BRACKETS = re.compile(r"\([a-z]\)")
+# A list item run into a line: "causes: 1. Low quality 2. Drugs 3. Radiation". Only where the number before or after
+# it is also one, so that "It has 4. Then" keeps its 4.
+_INLINE_ITEM = re.compile(r"(?<![\w.,])(\d{1,2})\.(?=\s+[A-Z\"“*])")
+# Not amounts: a phone number, "24/7".
+_CODES = re.compile(r"\(\d{3}\)\s?\d{3}[-.\s]\d{4}|\b\d{3}[-.]\d{3}[-.]\d{4}\b|\b24/7\b")
 _TIME = re.compile(r"(?P<h>\d(?<![\d:]\d)\d?):(?P<m>[0-5]\d)(?![\d:])")
 # Numbers that enumerate or cite rather than state: "1. Paris", "(2)", "[3]", "【4】".
 _NOT_FACTS = re.compile(
@@ -73,6 +81,13 @@ def numeric_mentions(text: str, strict: bool) -> list[Mention]:
     if strict:  # a reference's list numbers may still be what an answer counts ("the 4 products")
         for match in _NOT_FACTS.finditer(folded):
             claim(*match.span())
+        for match in (*CODE.finditer(folded), *_CODES.finditer(folded)):
+            claim(*match.span())
+        items = [(int(match[1]), match.span()) for match in _INLINE_ITEM.finditer(folded)]
+        numbers = {number for number, _ in items}
+        for number, span in items:
+            if number - 1 in numbers or number + 1 in numbers:
+                claim(*span)
     # str.lower keeps the length of every character but İ.
     lowered = folded.lower() if "\u0130" not in folded else folded.translate(_ASCII_LOWER)
     found += (date for date in date_mentions(folded, lowered, text, strict) if claim(date.start, date.end))
@@ -132,18 +147,20 @@ def _amount(match: re.Match[str], folded: str, lowered: str, text: str, strict: 
         start, tail = (sign if sign >= 0 else start), max(tail, after.end("currency"))
         return _mention("money", text, start, tail, value_text, total, precision, currencies=currencies, **fields)
     if after.group("unit"):
-        dimension, factor = UNITS[after.group("unit").strip(" -").casefold()]
-        value_text = f"{format_number(round(total * factor, 9))} {BASE_UNITS[dimension]}"
-        fields["components"] = (value, total, total * factor)
+        unit = after.group("unit").strip(" -").casefold()
+        dimension, factor = UNITS[unit]
+        base = (total + UNIT_OFFSETS.get(unit, 0.0)) * factor
+        value_text = f"{format_number(round(base, 9))} {BASE_UNITS[dimension]}"
+        fields["components"] = (value, total, base)
         tail = max(tail, after.end("unit"))
-        return _mention(
-            "quantity", text, start, tail, value_text, total * factor, precision * factor, family=dimension, **fields
-        )
+        return _mention("quantity", text, start, tail, value_text, base, precision * factor, family=dimension, **fields)
     loose = loose or not _plausible_number(form, written, folded, start, end, value)
     if strict and loose:
         return None
     if form == "arabic" and folded[end : end + 1].isascii() and folded[end : end + 1].isalpha():
         return None  # a code, not an amount: 3D, 4K, 10am
+    if form == "arabic" and _LETTER_IN_BRACKETS.match(folded, end):
+        return None  # a code: 401(k), 501(c)(3)
     if _is_year(form, written, value, scale, folded, start, end):
         return Mention(
             "date", start, end, text[start:end], str(int(value)), date=(int(value), None, None), components=(value,)

@@ -51,7 +51,10 @@ UNITS: dict[str, tuple[str, float]] = {  # a unit, folded: its dimension and its
     **dict.fromkeys(("ml", "millilitres", "milliliters", "millilitre", "milliliter", "毫升"), ("volume", 1e-3)),
     **dict.fromkeys(("m³", "m3", "cubic metres", "cubic meters", "立方米"), ("volume", 1e3)),
     **dict.fromkeys(("°c", "℃", "degrees celsius", "摄氏度"), ("celsius", 1.0)),
+    **dict.fromkeys(("°f", "℉", "degrees fahrenheit", "华氏度"), ("celsius", 5 / 9)),
 }
+# Added to a value before it is scaled to its base unit: 77 °F is (77 - 32) * 5/9 = 25 °C.
+UNIT_OFFSETS = dict.fromkeys(("°f", "℉", "degrees fahrenheit", "华氏度"), -32.0)
 BASE_UNITS = {"length": "m", "mass": "g", "area": "m²", "volume": "L", "celsius": "°C"}
 _UNIT = "|".join(
     rf"[ -]?{re.escape(name)}(?![a-z])" if name.isascii() else rf" ?{re.escape(name)}"

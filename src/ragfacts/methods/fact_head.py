@@ -67,7 +67,7 @@ def _verdict(
     scores = completion.parsed
     yes, no = labels
     state = scores.state_vector() if head.uses_state else np.zeros(0)
-    probability = head.probability(state, log_odds(scores.logprobs, yes, no), fact, answer, lang)
+    probability = head.recall_probability(state, log_odds(scores.logprobs, yes, no), fact, answer, lang)
     raw = f"P(stated) = {probability:.2f} {'>=' if probability >= threshold else '<'} {threshold:.2f}"
     if lacking:
         raw += "; " + _LACKS["zh" if lang == "zh" else "en"].format(what=", ".join(lacking))

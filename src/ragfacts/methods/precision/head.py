@@ -42,11 +42,13 @@ class HeadMismatch(ValueError):
     """A head used with another model or other prompts than it was trained for."""
 
 
-def _encode(values: np.ndarray) -> str:
+def encode_weights(values: np.ndarray) -> str:
+    """Weights as a head file stores them: little-endian float32, base64."""
     return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
 
 
-def _decode(text: str) -> np.ndarray:
+def decode_weights(text: str) -> np.ndarray:
+    """The weights `encode_weights` stored."""
     return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float64)
 
 
@@ -70,7 +72,8 @@ class Head:
     calibrations: dict[str, Calibration] = field(default_factory=dict)  # strategy -> calibration
     model_id: str | None = None  # the model as the user named it (an endpoint's model)
     # Recall by the head (faaf's verify=head): P(the answer states the fact) >= this, per language, chosen on
-    # labelled recall data; with its provenance. Not part of `digest`: it changes no precision verdict.
+    # labelled recall data; with its provenance, and where it was fitted on such data, weights of its own (read
+    # from the same state, log-odds and evidence features). Not part of `digest`: it changes no precision verdict.
     recall: dict[str, Any] = field(default_factory=dict)
 
     def logit(self, state: np.ndarray | None, log_odds: float, evidence: np.ndarray) -> float:
@@ -87,6 +90,25 @@ class Head:
         """P(faithful) of an answer from its verdict-position state, the model's Yes-No log-odds and the texts."""
         evidence = np.asarray(feature_vector(answer, reference, lang), dtype=np.float64)
         return _sigmoid(self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence))
+
+    def recall_probability(self, state: np.ndarray, log_odds: float, fact: str, answer: str, lang: str) -> float:
+        """P(the answer states the fact): by the recall weights where the head carries them, else as an answer
+        supported by a reference (the fact as the answer, the answer as its reference)."""
+        weights = self.recall.get("weights")
+        if not weights:
+            return self.probability(state, log_odds, fact, answer, lang)
+        evidence = np.asarray(feature_vector(fact, answer, lang), dtype=np.float64)
+        value = (
+            float(np.asarray(state, dtype=np.float64) @ decode_weights(weights["state_f32_base64"]))
+            if self.uses_state
+            else 0.0
+        )
+        value += (
+            float(weights["baseline"]) * log_odds
+            + float(evidence @ np.asarray(weights["evidence"]))
+            + float(weights["bias"])
+        )
+        return _sigmoid(value)
 
     def threshold(self, lang: str) -> float:
         """The raw probability at or above which an answer in `lang` passes (chosen on dev)."""
@@ -139,7 +161,7 @@ class Head:
             "prompts": self.prompts,
             "features": {"state": len(self.state_weights), "evidence": list(self.evidence_names)},
             "weights": {
-                "state_f32_base64": _encode(self.state_weights),
+                "state_f32_base64": encode_weights(self.state_weights),
                 "baseline": self.baseline_weight,
                 "evidence": [float(v) for v in self.evidence_weights],
                 "bias": self.bias,
@@ -162,7 +184,7 @@ class Head:
             model_size=int(data["model"]["size"]),
             model_id=data["model"].get("id"),
             prompts=dict(data["prompts"]),
-            state_weights=_decode(weights["state_f32_base64"]),
+            state_weights=decode_weights(weights["state_f32_base64"]),
             baseline_weight=float(weights["baseline"]),
             evidence_weights=np.asarray(weights["evidence"], dtype=np.float64),
             bias=float(weights["bias"]),
