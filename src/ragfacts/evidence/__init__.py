@@ -45,9 +45,10 @@ When the reference supports an answer's mention:
 Left out of the answer (too ambiguous to flag): "one"/"一" as numbers, Chinese numerals without a measure word
 (三国, 十全十美, 统一), capitalised number words inside names, list markers ("1.", also run into a line: "1. Low
 quality 2. Drugs"), citations ("[2]"), codes (3D, HAuCl4, 10am, 401(k), phone numbers, 24/7), and everything
-inside code (`x = 1`, fenced blocks), whose capitals are keywords, not names; bold labels ("**Tax Benefits:**"). Small word numbers (two to nine, 三个) and ordinals (first, 第二) are reported only when the
-reference gives another for the same word ("the third largest" against "the second largest"). Names are not
-checked against a reference in another script (Paris against 巴黎), nor English names against a Chinese one.
+inside code (`x = 1`, fenced blocks), whose capitals are keywords, not names; bold labels ("**Tax Benefits:**").
+Small word numbers (two to nine, 三个) and ordinals (first, 第二) are reported only when the reference gives another
+for the same word ("the third largest" against "the second largest"). Names are not checked against a reference in
+another script (Paris against 巴黎), nor English names against a Chinese one.
 
 `reference_candidates` are the reference's mentions of the same kind that the answer does not also state,
 those sharing most words around them first, then the nearest in value; names need shared words or spelling.
@@ -55,7 +56,7 @@ those sharing most words around them first, then the nearest in value; names nee
 
 from __future__ import annotations
 
-from ragfacts.evidence._check import Mismatch, find_unsupported
+from ragfacts.evidence._check import Mismatch, answer_mentions, find_unsupported
 from ragfacts.evidence._features import FEATURE_NAMES, evidence_features, feature_vector
 
-__all__ = ["FEATURE_NAMES", "Mismatch", "evidence_features", "feature_vector", "find_unsupported"]
+__all__ = ["FEATURE_NAMES", "Mismatch", "answer_mentions", "evidence_features", "feature_vector", "find_unsupported"]

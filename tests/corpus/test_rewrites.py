@@ -1,0 +1,114 @@
+"""Training data made by rules from faithful answers: paraphrases that stay faithful (every number, date and name
+kept) and injections that make exactly one Face4RAG error type, in English and in Chinese."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from benchmarks.corpus import build_injections, build_paraphrases
+
+
+@pytest.mark.parametrize(
+    ("error_type", "lang", "answer", "injected"),
+    [
+        ("LCaus.", "zh", "因为明前茶滋味鲜爽，所以春季气温较低。", "因为春季气温较低，所以明前茶滋味鲜爽。"),
+        (
+            "LCaus.",
+            "en",
+            "The roads were closed because the river flooded.",
+            "The river flooded because the roads were closed.",
+        ),
+        (
+            "LCaus.",
+            "en",
+            "The river flooded, so the roads were closed.",
+            "The roads were closed, so the river flooded.",
+        ),
+        ("LConf.", "zh", "只有通过考试，才能毕业。", "只要通过考试，就能毕业。"),
+        ("LConf.", "zh", "如果下雨，比赛就取消。", "如果比赛取消，就下雨。"),
+        ("LConf.", "en", "You can vote only if you are registered.", "You can vote if you are registered."),
+        ("LConf.", "en", "If it rains, the match is cancelled.", "If the match is cancelled, it rains."),
+        ("LOthe.", "zh", "虽然他很累，但是他完成了工作。", "虽然他完成了工作，但是他很累。"),
+        (
+            "LOthe.",
+            "en",
+            "Although he was tired, he finished the work.",
+            "Although he finished the work, he was tired.",
+        ),
+        ("LOver.", "zh", "部分患者会出现头痛。", "全部患者会出现头痛。"),
+        ("LOver.", "en", "Some birds cannot fly.", "All birds cannot fly."),
+        ("KCont.", "zh", "青蒿素是一种抗疟药物。", "青蒿素不是一种抗疟药物。"),
+        ("KCont.", "zh", "他没有参加会议。", "他有参加会议。"),
+        ("KCont.", "en", "The bridge is open to traffic.", "The bridge is not open to traffic."),
+        ("KCont.", "en", "The bridge cannot open.", "The bridge can open."),
+        (
+            "KInve.",
+            "zh",
+            "屠呦呦于1972年发现青蒿素，2015年获得诺贝尔奖。",
+            "屠呦呦于2015年发现青蒿素，1972年获得诺贝尔奖。",
+        ),
+        ("KInve.", "en", "Alice scored 3 goals and Bob scored 5.", "Alice scored 5 goals and Bob scored 3."),
+    ],
+)
+def test_each_injector_makes_its_error_exactly(error_type: str, lang: str, answer: str, injected: str):
+    assert build_injections.INJECTORS[error_type](answer, lang) == injected
+
+
+@pytest.mark.parametrize(
+    ("error_type", "lang", "answer"),
+    [
+        ("LCaus.", "en", "The river is long."),
+        ("LConf.", "zh", "北京是首都。"),
+        ("LOver.", "en", "All birds have feathers."),
+        ("KInve.", "en", "Alice scored 3 goals."),
+    ],
+)
+def test_an_injector_whose_rule_does_not_apply_makes_nothing(error_type: str, lang: str, answer: str):
+    assert build_injections.INJECTORS[error_type](answer, lang) is None
+
+
+def test_an_answer_gets_one_labelled_row_per_type_that_applies():
+    row = {"id": "r1", "answer": "The roads were closed because the river flooded.", "label": "consistent"}
+    made = build_injections.inject(row)
+    assert {r["error_type"] for r in made} == {"LCaus.", "KCont."}
+    assert all(r["label"] == "inconsistent" and r["injected_into"] == "r1" for r in made)
+
+
+@pytest.mark.parametrize(
+    ("answer", "lang"),
+    [
+        ("The bridge opened to vehicles the following day, on May 27, 1937, after 4 years of work.", "en"),
+        ("Paris", "en"),
+        ("因为屠呦呦团队在1972年发现了青蒿素，所以她获得了诺贝尔奖。", "zh"),
+        ("俄罗斯", "zh"),
+    ],
+)
+def test_a_paraphrase_changes_the_words_and_keeps_every_number_date_and_name(answer: str, lang: str):
+    rewrite, applied = build_paraphrases.paraphrase(answer, lang, random.Random(7))
+    assert rewrite != answer and len(applied) >= 2
+    assert build_paraphrases.checked(answer, rewrite, answer, lang)
+
+
+def test_a_rewrite_that_drops_or_changes_a_number_is_not_kept():
+    original = "The bridge opened on May 27, 1937."
+    assert not build_paraphrases.checked(original, "The bridge opened on May 27, 1947.", original, "en")
+    assert not build_paraphrases.checked(original, "The bridge opened in May.", original, "en")
+
+
+def test_a_reference_sentence_with_a_cause_gives_a_faithful_answer_and_its_reversal():
+    from collections import Counter
+
+    row = {
+        "id": "r2",
+        "reference": "天气很好。由于春季气温较低，因此明前茶滋味鲜爽。",
+        "answer": "x",
+        "label": "consistent",
+    }
+    faithful, flawed = build_injections.mined(row, Counter())
+    assert (faithful["answer"], faithful["label"]) == ("由于春季气温较低，因此明前茶滋味鲜爽。", "consistent")
+    assert (flawed["answer"], flawed["label"], flawed["error_type"]) == (
+        "由于明前茶滋味鲜爽，因此春季气温较低。",
+        "inconsistent",
+        "LCaus.",
+    )
