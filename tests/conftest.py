@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from ragfacts.models.openai_compat import OpenAICompatibleModel
 from tests.scripted_server import ScriptedServer
 
 TEST_KEY = "sk-test-SECRET-never-stored-0123456789"
+# ragfacts alone: no method or backend of another installed package (set here, before any test is collected, so that
+# the commands run in subprocesses inherit it too).
+os.environ["RAGFACTS_NO_PLUGINS"] = "1"
 
 
 @pytest.fixture(autouse=True)

@@ -101,10 +101,8 @@ class EchoResult(BaseModel):
 
 @pytest.fixture
 def registry() -> Iterator[None]:
-    saved = dict(base._REGISTRY)
-    yield
-    base._REGISTRY.clear()
-    base._REGISTRY.update(saved)
+    with base.METHODS.restored():
+        yield
 
 
 async def test_a_new_method_is_one_class_and_its_registration(registry, make_model):
@@ -131,6 +129,32 @@ def test_two_methods_cannot_share_a_name(registry):
         @method("faaf")
         class Another(FaaF):
             pass
+
+
+def test_every_module_that_registers_a_method_is_declared_as_built_in():
+    import importlib
+    import pkgutil
+
+    import ragfacts.methods
+
+    declared: dict[str, str] = {}
+    for info in pkgutil.walk_packages(ragfacts.methods.__path__, "ragfacts.methods."):
+        module = importlib.import_module(info.name)
+        for cls in vars(module).values():
+            registered = isinstance(cls, type) and base.METHODS.find(getattr(cls, "name", "")) is cls
+            if registered and cls.__module__ == info.name:
+                declared[cls.name] = info.name
+    assert declared == base.BUILT_IN
+
+
+def test_asking_for_one_method_imports_its_module_only():
+    code = (
+        "import sys\nfrom ragfacts.methods.base import create_method\ncreate_method('holistic')\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('ragfacts.methods.'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = set(done.stdout.split())
+    assert "ragfacts.methods.holistic" in loaded and "ragfacts.methods.faaf" not in loaded
 
 
 def test_editing_a_schema_description_makes_earlier_results_stale(make_model, monkeypatch):

@@ -23,6 +23,11 @@ from ragfacts.models.spec import check_credentials
 
 @pytest.fixture
 def echo_backend() -> Iterator[type[ChatModel]]:
+    with registry.BACKENDS.restored():
+        yield _echo_backend()
+
+
+def _echo_backend() -> type[ChatModel]:
     @backend("echo")
     class EchoModel(ChatModel):
         spec_forms = "echo:ANYTHING"
@@ -39,8 +44,7 @@ def echo_backend() -> Iterator[type[ChatModel]]:
         async def _send(self, request: Request) -> RawReply:
             return RawReply(text=request.messages[-1].content)
 
-    yield EchoModel
-    registry._BACKENDS.pop("echo", None)
+    return EchoModel
 
 
 def test_the_built_in_backends_are_registered():
@@ -64,9 +68,14 @@ def test_an_unknown_spec_lists_every_backends_forms(echo_backend):
 
 
 def test_a_name_taken_by_another_backend_is_refused(echo_backend):
-    with pytest.raises(ValueError, match="two backends are registered as 'echo'"):
+    with pytest.raises(ConfigurationError, match="two backends are registered as 'echo'"):
 
         @backend("echo")
         class Other(ChatModel):
             async def _send(self, request: Request) -> RawReply:
                 raise NotImplementedError
+
+
+def test_an_unknown_backend_lists_every_backends_forms():
+    with pytest.raises(ConfigurationError, match=r"unknown model backend 'nope': use openai:MODEL.* or "):
+        registry.backend_class("nope")

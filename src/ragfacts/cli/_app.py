@@ -1,7 +1,9 @@
-"""The `ragfacts` application: its global options, the state every command shares, exit codes, clear failures.
+"""The `ragfacts` application: its commands, global options, the state every command shares, exit codes, clear
+failures.
 
 Kept light (typer and rich, nothing of the models or methods): `ragfacts --help` and every command import it,
-and a command imports what it needs itself.
+and a command imports what it needs itself. Each command is a module beside this one that registers it on `app`;
+`COMMANDS` names that module, which is imported when the command runs (`_group.LazyGroup`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import typer
 from rich.markup import escape
 
 import ragfacts
+from ragfacts.cli._group import LazyCommand, LazyGroup
 from ragfacts.console import err
 
 if TYPE_CHECKING:
@@ -46,13 +49,61 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def _command(module: str, summary: str) -> LazyCommand:
+    """A command registered by `ragfacts.cli.<module>`, listed with `summary`."""
+    return LazyCommand(f"ragfacts.cli.{module}", summary)
+
+
+# Every command, in the order `ragfacts --help` lists them, with the module that registers it and its one-line help
+# (tests/cli/test_main.py checks each summary against the command's own help).
+COMMANDS: dict[str, LazyCommand] = {
+    "bench": _command(
+        "bench", "Compare judges against gold labels: the papers' tables, per method, with intervals and costs."
+    ),
+    "check": _command("check", "Check whether answers are faithful to their references (L-Face4RAG by default)."),
+    "demo": _command("demo", "Check the built-in examples: is each answer faithful (precision) and complete (recall)?"),
+    "evaluate": _command(
+        "evaluate",
+        "Judge every row: precision against its reference and, where it has a ground truth or facts, recall.",
+    ),
+    "methods": _command("methods", "List the methods (precision and recall judges) and the options each takes."),
+    "models": _command("models", "Show which model backends are configured and installed."),
+    "facts": _command(
+        "recall", "Generate short, independent facts that answer QUESTION from a GROUND TRUTH; one per line on stdout."
+    ),
+    "recall": _command("recall", "Check which facts an answer recalls; or, with DATA, every row of a dataset."),
+    "report": _command(
+        "report",
+        "Write a report of one or more runs: summary, tables with intervals, charts, every answer with filters.",
+    ),
+    "serve": _command(
+        "serve",
+        "Serve POST /check, /recall, /evaluate, GET /health, /metrics and /docs over HTTP (JSON logs on stderr).",
+    ),
+    "synth": _command(
+        "synth", "Make a labelled dataset from faithful answers: one flawed answer per error type, and paraphrases."
+    ),
+    "train-head": _command(
+        "train_head", "Fit a head to your labelled answers and model; report it on a test split it never saw."
+    ),
+}
+
+
+class Commands(LazyGroup):
+    """The `ragfacts` group: the commands of `COMMANDS`, each imported when it runs."""
+
+    declared = COMMANDS
+
+
 app = typer.Typer(
     name="ragfacts",
     help="Faithfulness (L-Face4RAG) and factual recall (FaaF) of RAG answers, on any model.",
+    cls=Commands,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+Commands.source = app  # the application the command modules register on
 
 
 @app.callback()

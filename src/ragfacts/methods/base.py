@@ -11,17 +11,13 @@ options fail loudly) and `async evaluate(item, model)`, registered with `@method
 
 Every surface reaches methods through this registry: `create_method("faaf", mode="tf")` or the spec
 string `"faaf:mode=tf"`, the CLI's flags and `-O key=value`, `ragfacts methods`, the runner and the
-benchmarks. Built-in methods are the modules of this package; other packages register theirs under the
-entry-point group `ragfacts.methods`.
+benchmarks. The built-in methods are listed in `BUILT_IN` (each imported when it is first asked for); other
+packages register theirs under the entry-point group `ragfacts.methods` (`ragfacts.registry`).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-import pkgutil
 import re
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast
@@ -33,6 +29,7 @@ from ragfacts.items import Item
 from ragfacts.methods.bilingual import schemas_digest
 from ragfacts.models import ChatModel
 from ragfacts.prompts import LANGS, load_prompt
+from ragfacts.registry import Registry
 from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 
@@ -171,22 +168,29 @@ class PrecisionMethod(Method[OptionsT]):
 
 
 M = TypeVar("M", bound=type[Method[Any]])
-_REGISTRY: dict[str, type[Method[Any]]] = {}
-_loaded = False
-_loading = False
-_load_lock = threading.RLock()
+# Each built-in method and the module that registers it (tests/methods/test_base.py checks it against the modules).
+BUILT_IN = {
+    "faaf": "ragfacts.methods.faaf",
+    "fact-scores": "ragfacts.methods.fact_scores",
+    "factscore": "ragfacts.methods.factscore",
+    "felm": "ragfacts.methods.felm",
+    "holistic": "ragfacts.methods.holistic",
+    "lface4rag": "ragfacts.methods.lface4rag",
+    "prompt-tf": "ragfacts.methods.prompt_tf",
+    "ragas": "ragfacts.methods.ragas",
+    "refchecker": "ragfacts.methods.refchecker",
+}
+METHODS: Registry[type[Method[Any]]] = Registry(
+    "method", entry_points=ENTRY_POINT_GROUP, built_in=BUILT_IN, error=MethodError, hint=" (see `ragfacts methods`)"
+)
 
 
 def method(name: str) -> Callable[[M], M]:
-    """Register a Method subclass under `name`."""
+    """Register a Method subclass under `name`; raises MethodError if another method holds the name."""
 
     def register(cls: M) -> M:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise MethodError(
-                f"two methods are registered as {name!r}: {_REGISTRY[name].__module__} and {cls.__module__}"
-            )
+        METHODS.add(name, cls)
         cls.name = name
-        _REGISTRY[name] = cls
         return cls
 
     return register
@@ -194,16 +198,12 @@ def method(name: str) -> Callable[[M], M]:
 
 def registered_methods() -> dict[str, type[Method[Any]]]:
     """Every registered method by name: the built-in ones and those of installed plugins."""
-    _load_methods()
-    return dict(sorted(_REGISTRY.items()))
+    return dict(sorted(METHODS.entries().items()))
 
 
 def method_class(name: str) -> type[Method[Any]]:
     """The method registered as `name`; raises MethodError naming the registered ones."""
-    methods = registered_methods()
-    if name not in methods:
-        raise MethodError(f"unknown method {name!r}; methods: {', '.join(methods)} (see `ragfacts methods`)")
-    return methods[name]
+    return METHODS.get(name)
 
 
 def create_method(spec: str, **options: Any) -> Method[Any]:
@@ -298,25 +298,3 @@ def _spec_value(value: Any) -> str:
 def _schema_texts() -> str:
     """The digest of every schema the methods may send, in both languages (`bilingual.schemas_digest`)."""
     return schemas_digest("ragfacts.methods")
-
-
-def _load_methods() -> None:
-    """Import the modules of this package (registering the built-in methods) and the plugins' entry points, once,
-    whatever the number of threads asking: a thread that finds the registry being filled waits until it is full."""
-    global _loaded, _loading
-    if _loaded:
-        return
-    with _load_lock:  # reentrant: a module being imported that asks the registry returns at once
-        if _loaded or _loading:
-            return
-        _loading = True
-        try:
-            package = importlib.import_module("ragfacts.methods")
-            for module in pkgutil.iter_modules(package.__path__):
-                if not module.name.startswith("_") and module.name != "base":
-                    importlib.import_module(f"ragfacts.methods.{module.name}")
-            for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-                entry_point.load()
-            _loaded = True
-        finally:
-            _loading = False

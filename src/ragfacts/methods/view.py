@@ -7,6 +7,7 @@ type without `view()` is shown by its common outcome.
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
@@ -99,6 +100,7 @@ def typed_result(spec: str, stored: dict[str, Any]) -> BaseModel | None:
         known = method_class(spec.split(":", 1)[0]).result_type
         candidates = [known] if known is not None else []
     except MethodError:  # a method built from others (a cascade): its spec names no registered method
+        import_module("ragfacts.methods.cascade")  # declares its result type (`unregistered_result`) when imported
         candidates = list(_UNREGISTERED)
     for result_type in candidates:
         try:

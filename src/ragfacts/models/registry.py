@@ -12,18 +12,17 @@ modules below, others register theirs under the entry-point group `ragfacts.back
         def build(cls, spec, options, **shared): return cls(spec.name, options, **shared)
         async def _send(self, request): ...
 
-A backend's module is imported when a spec names it, so `ragfacts --help` loads no SDK.
+A backend's module is imported when a spec names it, so `ragfacts --help` loads no SDK; plugins load as the method
+registry's do (`ragfacts.registry`: when a spec names no built-in backend, or every backend is listed).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from ragfacts.models._errors import ConfigurationError
+from ragfacts.registry import Registry
 
 if TYPE_CHECKING:
     from ragfacts.models.base import ChatModel
@@ -31,22 +30,19 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "ragfacts.backends"
 # The built-in backends: their name and the module that registers them, imported when a spec names them.
 BUILT_IN = {"openai": "ragfacts.models.openai_compat", "local": "ragfacts.models.llamacpp"}
+BACKENDS: Registry[type[ChatModel]] = Registry(
+    "backend", entry_points=ENTRY_POINT_GROUP, built_in=BUILT_IN, error=ConfigurationError
+)
 
 M = TypeVar("M", bound="type[ChatModel]")
-_BACKENDS: dict[str, type[ChatModel]] = {}
-_lock = threading.RLock()
-_plugins_loaded = False
 
 
 def backend(name: str) -> Callable[[M], M]:
-    """Register a ChatModel subclass as the backend `name` (the prefix of its model specs)."""
+    """Register a ChatModel subclass as the backend `name` (the prefix of its model specs); raises
+    ConfigurationError if another backend holds the name."""
 
     def register(cls: M) -> M:
-        with _lock:
-            known = _BACKENDS.get(name)
-            if known is not None and known is not cls:
-                raise ValueError(f"two backends are registered as {name!r}: {known.__name__} and {cls.__name__}")
-            _BACKENDS[name] = cls
+        BACKENDS.add(name, cls)
         cls.backend = name
         return cls
 
@@ -55,35 +51,18 @@ def backend(name: str) -> Callable[[M], M]:
 
 def backend_class(name: str) -> type[ChatModel]:
     """The backend registered as `name`; raises ConfigurationError naming the spec forms there are."""
-    with _lock:
-        if name in BUILT_IN and name not in _BACKENDS:
-            importlib.import_module(BUILT_IN[name])
-        if name not in _BACKENDS:
-            _load_plugins()
-        if name in _BACKENDS:
-            return _BACKENDS[name]
-    raise ConfigurationError(f"unknown model backend {name!r}: use {spec_forms()}")
+    found = BACKENDS.find(name)
+    if found is None:
+        raise ConfigurationError(f"unknown model backend {name!r}: use {spec_forms()}")
+    return found
 
 
 def registered_backends() -> dict[str, type[ChatModel]]:
     """Every backend: the built-in ones and the plugins'."""
-    with _lock:
-        for module in BUILT_IN.values():
-            importlib.import_module(module)
-        _load_plugins()
-        return dict(_BACKENDS)
+    return BACKENDS.entries()
 
 
 def spec_forms() -> str:
     """How model specs are written, e.g. for an error: every backend's forms, built-in ones first."""
     forms = [cls.spec_forms for cls in registered_backends().values()]
     return ", ".join(forms[:-1]) + (f" or {forms[-1]}" if len(forms) > 1 else "".join(forms))
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry_point.load()
