@@ -25,6 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _provenance import provenance  # noqa: E402
 from latency_server import start  # noqa: E402
 from performance import KEY, byte_compile, timed, write_rows  # noqa: E402
 
@@ -41,6 +42,7 @@ def measure(revision: str, pairs: int) -> dict[str, Any]:
             compileall.compile_dir(str(other / "src" / "ragfacts"), quiet=1)
             byte_compile()
             data = write_rows(scratch / "answers.jsonl", ANSWERS)
+            made_from = provenance(data={"answers.jsonl (performance.write_rows)": data})
             process, url = start(0.0)
             # A home each: the schemas' digest is stored there per version of the sources, one at a time
             base = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home")}
@@ -70,6 +72,7 @@ def measure(revision: str, pairs: int) -> dict[str, Any]:
     medians = {version: median(values) for version, values in seconds.items()}
     cpu_medians = {version: median(values) for version, values in cpu.items()}
     return {
+        "provenance": made_from,
         "command": f"python benchmarks/cached_against.py {revision} --pairs {pairs}",
         "answers": ANSWERS,
         "revision": revision,

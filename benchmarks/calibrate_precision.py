@@ -20,6 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from _provenance import files, provenance
+
 ROOT = Path(__file__).resolve().parents[1]
 POSITIVE = "consistent"
 
@@ -170,7 +172,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "calibration_dev.json")
     args = parser.parse_args()
     data = load(args.runs)
-    report: dict[str, Any] = {"runs": [str(r) for r in args.runs], "scored": [], "labelled": [], "combined": []}
+    results_files = [run / "results.jsonl" if run.is_dir() else run for run in args.runs]
+    report: dict[str, Any] = {
+        "provenance": provenance(data=files(*results_files)),
+        "runs": [str(r) for r in args.runs],
+        "scored": [],
+        "labelled": [],
+        "combined": [],
+    }
     score_methods = []
     for method, items in sorted(data.items()):
         rows = list(items.values())

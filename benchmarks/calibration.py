@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
 from judge_features import load_store, store_dir
 from train_head import (
     DATA,
@@ -355,7 +356,12 @@ def main() -> None:
         "trained_head", oof, head_scores(head, test), dev, test, head.thresholds, head.evidence_veto
     )
     studies.append(trained)
-    report = {"max_abstain": MAX_ABSTAIN, "bins": 10, "studies": studies}
+    report = {
+        "provenance": provenance(data=files(*args.train, args.dev, args.test)),
+        "max_abstain": MAX_ABSTAIN,
+        "bins": 10,
+        "studies": studies,
+    }
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))

@@ -5,43 +5,28 @@ flagged rows were told (a reason naming a mismatch or a clause, an error type or
     python benchmarks/embedded_default.py --sample 40 --seed 7 --run /tmp/embedded-default
 
 The run directory is resumable: a rerun reuses its results and only summarises. Figures are written to
-benchmarks/results/embedded_default.json with the command, the commit, the data's SHA-256 and the machine.
+benchmarks/results/embedded_default.json with their provenance (the command, the commit, the data's SHA-256, the
+machine).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import commit as commit  # re-exported: other scripts import commit and machine from here
+from _provenance import files, provenance
+from _provenance import machine as machine
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
 OUT = ROOT / "benchmarks" / "results" / "embedded_default.json"
-
-
-def machine() -> dict[str, Any]:
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if "model name" in line
-        ),
-        platform.processor(),
-    )
-    return {"cores": os.cpu_count(), "cpu": model, "python": platform.python_version()}
-
-
-def commit() -> str | None:
-    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"], capture_output=True, text=True)
-    return (found.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")) or None
 
 
 def summarise(run: Path) -> dict[str, Any]:
@@ -93,11 +78,10 @@ def main() -> None:
         sys.exit(done.stderr[-2000:])
     report = json.loads(done.stdout)["bench"]["precision"][0]
     figures = {
-        "command": " ".join(command),
-        "script": f"python benchmarks/embedded_default.py --sample {args.sample} --seed {args.seed}",
-        "commit": commit(),
-        "data": {"path": str(DATA.relative_to(ROOT)), "sha256": hashlib.sha256(DATA.read_bytes()).hexdigest()},
-        "machine": machine(),
+        "provenance": provenance(
+            f"python benchmarks/embedded_default.py --sample {args.sample} --seed {args.seed}", files(DATA)
+        ),
+        "bench_command": " ".join(command),
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
         "exit_code": done.returncode,
         "balanced_accuracy": report["balanced_accuracy"],

@@ -27,6 +27,9 @@ from typing import Any
 from ragfacts.bench.sampling import stratified_sample
 from ragfacts.datasets.dataset import Dataset
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "quality" / "dev.jsonl"
 
@@ -73,6 +76,7 @@ def main() -> None:
             runs.append(judge(strategy, data, scratch / strategy))
             print(json.dumps(runs[-1]), flush=True)
     report = {
+        "provenance": provenance(data=files(DATA)),
         "command": " ".join(["python", "benchmarks/embedded_throughput.py", *sys.argv[1:]]),
         "cpu_count": os.cpu_count(),
         "data": f"{DATA.relative_to(ROOT)}, stratified sample of {args.sample} (seed 0)",

@@ -28,6 +28,9 @@ from ragfacts.methods.base import create_method
 from ragfacts.methods.verdicts import Verification
 from ragfacts.runtime import Runtime, Settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 
 def items_with_facts(recall_run: Path) -> list[dict[str, Any]]:
     """The answers of a recall run with the facts generated for them (from its FaaF lines)."""
@@ -89,7 +92,9 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=Path(__file__).parent / "results" / "faaf_chunk_size.json")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    made_from = provenance(data=files(args.facts_from / "results.jsonl"))
     report = asyncio.run(measure(args.facts_from, args.out, args.model, args.base_url, sizes, args.mode))
+    report = {"provenance": made_from, **report}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 

@@ -36,6 +36,7 @@ from typing import Any
 import llama_cpp
 import numpy as np
 from _llama_timing import CallTimer, CallTiming, chat_tokens, totals
+from _provenance import files, provenance
 from llama_cpp import _internals
 from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, LlamaGrammar, json_schema_to_gbnf
 from pydantic import BaseModel
@@ -248,6 +249,7 @@ def main() -> None:
     args = parser.parse_args()
     gguf = args.gguf or ensure_default_model(ragfacts_home() / "models")
     report = asyncio.run(measure(gguf, args.max_tokens))
+    report = {"provenance": provenance(data=files(*dict(ITEMS))), **report}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps({"grammar_build": report["grammar_build"], "summary": report["summary"]}, indent=2))

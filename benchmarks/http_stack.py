@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _provenance import provenance  # noqa: E402
 from latency_server import start  # noqa: E402
 from performance import KEY, LATENCY, byte_compile, sdk_replay, timed, write_rows  # noqa: E402
 
@@ -53,13 +54,15 @@ def check(url: str, data: Path, out: Path, concurrency: int, stack: str, env: di
     return {"wall_s": done["wall_s"], "cpu_s": done["cpu_s"], "calls": usage["calls"]}
 
 
-def measure(repeats: int) -> list[dict[str, Any]]:
+def measure(repeats: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows of the comparison, and the provenance block (the answers are made here)."""
     byte_compile()
     found = []
     with tempfile.TemporaryDirectory(prefix="ragfacts-http-") as name:
         scratch = Path(name)
         env = {**os.environ, "OPENAI_API_KEY": KEY, "RAGFACTS_HOME": str(scratch / "home")}
         data = write_rows(scratch / "answers.jsonl", ANSWERS)
+        made_from = provenance(data={"answers.jsonl (performance.write_rows)": data})
         for concurrency in LEVELS:
             runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for repeat in range(repeats):
@@ -97,16 +100,18 @@ def measure(repeats: int) -> list[dict[str, Any]]:
                     }
                 )
                 print(json.dumps(found[-1]), flush=True)
-    return found
+    return found, made_from
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    rows = measure(args.repeats)
+    rows, made_from = measure(args.repeats)
     out = ROOT / "benchmarks" / "results" / "http_stack.json"
-    out.write_text(json.dumps({"answers": ANSWERS, "latency_s": LATENCY, "rows": rows}, indent=2) + "\n")
+    out.write_text(
+        json.dumps({"provenance": made_from, "answers": ANSWERS, "latency_s": LATENCY, "rows": rows}, indent=2) + "\n"
+    )
     print(f"wrote {out.relative_to(ROOT)}")
 
 

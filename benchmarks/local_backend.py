@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import resource
+import sys
 import time
 from pathlib import Path
 from typing import Literal
@@ -20,6 +21,9 @@ from pydantic import BaseModel, Field
 
 from ragfacts.models import Message, ModelOptions, build_model, parse_spec
 from ragfacts.text import split_sentences
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
 
 PROBE = Path(__file__).parent / "data" / "precision_probe.jsonl"
 
@@ -116,7 +120,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=6)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "local_backend.json")
     args = parser.parse_args()
-    result = asyncio.run(run(args.model, args.items))
+    result = {"provenance": provenance(data=files(PROBE)), **asyncio.run(run(args.model, args.items))}
     # Generation speed: completion tokens over the time not spent on the prompt.
     judge = result["structured_judgement"]
     prompt_s = judge["mean_prompt_tokens"] / result["prompt_tokens_per_s"]

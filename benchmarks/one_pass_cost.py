@@ -12,7 +12,7 @@ embedded model with its shipped head, each figure timed in one process, alternat
   prefix reuse: what recall by scoring costs beside one verdict pass.
 
 The ratios are against the row's own verdict pass, measured in the same repeat. Written to
-benchmarks/results/one_pass_cost.json with the machine (cores, CPU), the commit and the data's SHA-256.
+benchmarks/results/one_pass_cost.json with its provenance (the command, the commit, the data's SHA-256, the machine).
 
     python benchmarks/one_pass_cost.py --rows 3 --repeats 2
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import statistics
 import sys
@@ -37,7 +36,7 @@ from ragfacts.models import LocalModelOptions, build_model, parse_spec
 from ragfacts.text import detect_lang, split_sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from embedded_default import commit, machine
+from _provenance import files, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
@@ -151,10 +150,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     figures = {
-        "command": f"python benchmarks/one_pass_cost.py --rows {args.rows} --repeats {args.repeats}",
-        "commit": commit(),
-        "data": {"path": str(DATA.relative_to(ROOT)), "sha256": hashlib.sha256(DATA.read_bytes()).hexdigest()},
-        "machine": machine(),
+        "provenance": provenance(
+            f"python benchmarks/one_pass_cost.py --rows {args.rows} --repeats {args.repeats}", files(DATA)
+        ),
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
         "sentences_scored": SENTENCES,
         **asyncio.run(main_async(args.rows, args.repeats)),

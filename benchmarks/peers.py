@@ -40,6 +40,9 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.models.embedded import ensure_default_model
 from ragfacts.models.spec import ragfacts_home
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
 os.environ.setdefault("OPENAI_API_KEY", "sk-local")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # no usage analytics calls out
@@ -280,6 +283,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     report = {
+        "provenance": provenance(data=files(args.data)),
         "model": gguf.name,
         "data": str(args.data),
         "items": [item.id for item in items],

@@ -235,6 +235,7 @@ def main() -> None:
     if args.child:
         child(args.child, args.url, args.data, args.concurrency)
         return
+    from _provenance import provenance
     from performance import byte_compile, rows
 
     byte_compile()  # ragfacts as installed, as the peers are (see performance.py)
@@ -243,6 +244,7 @@ def main() -> None:
         scratch = Path(tmp)
         data = scratch / "answers.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows(args.answers)))
+        made_from = provenance(data={"answers.jsonl (performance.rows)": data})
         systems = []
         for name in args.systems:
             systems.append(measure(name, data, args.answers, args.concurrency, latency, args.repeats, scratch))
@@ -251,6 +253,7 @@ def main() -> None:
         package: version(package) for package in ("ragfacts", "ragas", "deepeval", "langchain-openai", "openai")
     }
     report = {
+        "provenance": made_from,
         "command": "python benchmarks/peers_speed.py" + "".join(f" {a}" for a in sys.argv[1:]),
         "answers": args.answers,
         "concurrency": args.concurrency,

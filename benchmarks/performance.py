@@ -52,8 +52,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # its siblings: latency_server, _provenance
 
 import httpx  # noqa: E402
+from _provenance import provenance  # noqa: E402
 from latency_server import start  # noqa: E402
 
 from ragfacts.bench.evaluation import evaluate_plan  # noqa: E402
@@ -466,7 +468,10 @@ def main() -> None:
     args = parser.parse_args()
     quick = args.quick
     parts = set(args.only or ["server", "commands", "overhead", "cached", "memory", "methods", "startup"])
+    largest = 300 if quick else 5000  # the memory part's largest set: every part's answers are its first rows
+    answers = "".join(json.dumps(row) + "\n" for row in rows(largest)).encode()
     report: dict[str, Any] = {
+        "provenance": provenance(data={f"answers (performance.rows, the first {largest:,})": answers}),
         "command": " ".join(["python", "benchmarks/performance.py", *sys.argv[1:]]),
         "latency_ms": LATENCY * 1000,
         "cpu_count": os.cpu_count(),

@@ -26,6 +26,9 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.methods.base import create_method
 from ragfacts.runtime import Runtime, Settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 DATA = Path(__file__).parent / "data"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85)
 DEFAULT_METHODS = ("lface4rag:strategy=sentence_scores", "holistic")
@@ -119,7 +122,11 @@ def main() -> None:
     args = parser.parse_args()
     data = args.data or [DATA / "precision_probe.jsonl", DATA / "precision_heldout.jsonl"]
     methods = args.method or list(DEFAULT_METHODS)
-    report = asyncio.run(measure(args.model, args.base_url, methods, data, args.limit, args.out))
+    made_from = provenance(data=files(*data))
+    report = {
+        "provenance": made_from,
+        **asyncio.run(measure(args.model, args.base_url, methods, data, args.limit, args.out)),
+    }
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, result in report["results"].items():

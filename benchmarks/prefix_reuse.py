@@ -49,6 +49,7 @@ from typing import Any
 
 import llama_cpp
 from _llama_timing import CallTimer, chat_tokens, common_prefix, totals
+from _provenance import files, provenance
 
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
@@ -300,7 +301,8 @@ def main() -> None:
     chosen = next((item for item in items if item.id == args.item), None)
     if chosen is None:
         raise SystemExit(f"no item {args.item!r} in {args.data}")
-    report = asyncio.run(measure(gguf, items, chosen, args, timed=not args.no_model))
+    made_from = provenance(data=files(args.data))
+    report = {"provenance": made_from, **asyncio.run(measure(gguf, items, chosen, args, timed=not args.no_model))}
     report["data"] = str(args.data)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

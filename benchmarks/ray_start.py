@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _provenance import provenance  # noqa: E402
 from tests.scripted_server import ScriptedServer  # noqa: E402
 
 PHASES = ("import_s", "init_s", "first_task_s", "workers_ready_s", "first_result_s", "shutdown_s")
@@ -151,6 +152,7 @@ def main() -> None:
         server.stop()
     keys = [*PHASES, "ray_results_per_s", "local_results_per_s"]
     report = {
+        "provenance": provenance(),
         "what": "cold start of a local Ray and of the ray engine's workers; results per second with an endpoint "
         "that answers at once (ragfacts' and Ray's own cost), on Ray and in one process",
         "command": f"python benchmarks/ray_start.py --repeats {args.repeats} --workers {args.workers} "

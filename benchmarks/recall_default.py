@@ -5,14 +5,14 @@ ungrounded answer and the poor answer), and the share of facts judged present pe
     python benchmarks/recall_default.py --run /tmp/recall-default
 
 The run directory is resumable: a rerun reuses its results and only summarises. Written to
-benchmarks/results/recall_default_wikieval.json with the command, the commit, the data's SHA-256 and the machine.
+benchmarks/results/recall_default_wikieval.json with its provenance (the command, the commit, the data's SHA-256,
+the machine).
 The WikiEval rows are a check: nothing was chosen on them.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from embedded_default import commit, machine
+from _provenance import files, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "wikieval_sample10.jsonl"
@@ -52,12 +52,9 @@ def main() -> None:
         }
     ledger = json.loads((args.run / "ledger.json").read_text(encoding="utf-8"))["total"]
     figures = {
-        "command": "ragfacts --json recall ../shared/data/wikieval_sample10.jsonl -o RUN (the default: faaf, "
+        "provenance": provenance(data=files(args.data)),
+        "recall_command": "ragfacts --json recall ../shared/data/wikieval_sample10.jsonl -o RUN (the default: faaf, "
         "verify=auto, the head on the embedded model)",
-        "script": "python benchmarks/recall_default.py",
-        "commit": commit(),
-        "data": {"path": args.data.name, "sha256": hashlib.sha256(args.data.read_bytes()).hexdigest()},
-        "machine": machine(),
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head and recall threshold)",
         "seconds_this_invocation": round(time.perf_counter() - started, 1),
         "by_answer_type": by_type,

@@ -25,6 +25,9 @@ from ragfacts.methods.precision.head import log_odds, shipped_head
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import LocalModelOptions, ResponseCache, build_model, parse_spec
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 ROOT = Path(__file__).resolve().parents[1]
 HUMANS = {"answer": 1.0, "ungrounded_answer": 0.3024, "poor_answer": 0.0853}
 
@@ -84,7 +87,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "recall_head.json")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
-    report = asyncio.run(measure(args.data, args.cache))
+    report = {"provenance": provenance(data=files(args.data)), **asyncio.run(measure(args.data, args.cache))}
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=1))
 

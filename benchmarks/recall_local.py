@@ -31,6 +31,9 @@ from ragfacts.methods.prompt_tf import read_verdict
 from ragfacts.methods.verdicts import Verification
 from ragfacts.runtime import Runtime, Settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 METHODS = ["prompt-tf", "faaf:mode=tf", "faaf", "faaf:citations=true,mode=tf", "faaf:citations=true"]
 NAMES = {
     "prompt-tf": "prompt-tf",
@@ -44,9 +47,11 @@ NAMES = {
 
 def main() -> None:
     args = _arguments()
+    made_from = provenance(data=files(args.data))
     report = asyncio.run(
         measure(args.data, args.out, args.model, args.base_url, args.concurrency, args.limit, args.methods)
     )
+    report = {"provenance": made_from, **report}
     (args.out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
     (args.out / "recall_local.md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))

@@ -16,11 +16,15 @@ import json
 import random
 import re
 import string
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from ragfacts import redaction
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 LINES = 2_000
@@ -119,7 +123,16 @@ def main() -> None:
     redaction.reset()
     out = ROOT / "benchmarks" / "results" / "redaction_speed.json"
     out.write_text(
-        json.dumps({"command": "python benchmarks/redaction_speed.py", "lines": LINES, "rows": found}, indent=2) + "\n",
+        json.dumps(
+            {
+                "provenance": provenance(data={"lines (redaction_speed.lines)": "\n".join(texts).encode()}),
+                "command": "python benchmarks/redaction_speed.py",
+                "lines": LINES,
+                "rows": found,
+            },
+            indent=2,
+        )
+        + "\n",
         encoding="utf-8",
     )
     print(f"wrote {out}")

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _provenance import provenance  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 import ragfacts  # noqa: E402
@@ -130,7 +131,9 @@ def main() -> None:
         path.write_text(page, encoding="utf-8")
         browser = measure_browser(path)
     server.stop()
+    generated = "".join(json.dumps(row) + "\n" for row in rows(args.answers)).encode()
     report = {
+        "provenance": provenance(data={"rows (report_scale.rows)": generated}),
         "answers": args.answers,
         "html_bytes": len(page.encode("utf-8")),
         "evaluate_s": round(run_s, 1),

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _provenance import provenance  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 
@@ -62,6 +63,7 @@ def main() -> None:
         work = Path(scratch)
         data = work / "ragas.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows(args.rows)), encoding="utf-8")
+        made_from = provenance(data={"ragas.jsonl (runner_faults.rows)": data})
         faults = 0
         for n in range(args.rows):  # one fault per faulty row, on its decomposition or its fact generation
             if chooser.random() < args.fault_rate:
@@ -78,6 +80,7 @@ def main() -> None:
         lines = (work / "run" / "results.jsonl").read_text(encoding="utf-8").splitlines()
     server.stop()
     report = {
+        "provenance": made_from,
         "rows": args.rows,
         "faulty_rows": faults,
         "first_run": {

@@ -39,6 +39,9 @@ from ragfacts.models.embedded import ensure_default_model
 from ragfacts.models.llamacpp import DEFAULT_CONTEXT
 from ragfacts.models.spec import ragfacts_home
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+
 RAGFACTS = Path(sys.executable).with_name("ragfacts")
 
 
@@ -157,6 +160,7 @@ def main() -> None:
             runs[name]["answers_per_s_without_load"] = round(runs[name]["answers"] / (runs[name]["wall_s"] - load_s), 4)
             print(f"{name}: {runs[name]['wall_s']} s", file=sys.stderr, flush=True)
     report = {
+        "provenance": provenance(data=files(args.data)),
         "model": gguf.name,
         "method": args.method,
         "data": str(args.data),

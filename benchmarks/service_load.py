@@ -46,6 +46,9 @@ from tests.scripted_server import RecordedRequest, Reply, ScriptedServer  # noqa
 
 import ragfacts  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import provenance  # noqa: E402
+
 TOKEN = re.compile(r"load-([0-9a-f]{32})-end")
 SERVICE_TOKEN = "load-test-token-" + uuid.uuid4().hex
 
@@ -240,6 +243,7 @@ def main() -> None:
             model.stop()
     sent = sum(r["requests"] for r in levels)
     report = {
+        "provenance": provenance(),
         "what": "POST /check (holistic, 1 model call) through `ragfacts serve` (uvicorn) to the scripted model",
         "spec": {
             "ragfacts": ragfacts.__version__,

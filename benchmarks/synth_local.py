@@ -33,6 +33,9 @@ HERE = Path(__file__).parent
 DEV = HERE / "data" / "quality" / "dev.jsonl"
 RESULT = HERE / "results" / "synth_local.json"
 
+sys.path.insert(0, str(HERE.resolve()))
+from _provenance import files, provenance  # noqa: E402
+
 
 def choose_rows(path: Path = DEV) -> list[dict[str, Any]]:
     """The six source rows, by the rule in the module docstring."""
@@ -112,8 +115,10 @@ def main(argv: list[str] | None = None) -> None:
         }
         for judged in metrics["precision"]
     ]
+    command = f"python benchmarks/synth_local.py --model {args.model} --out {out} --judge {args.judge}"
     result = {
-        "command": f"python benchmarks/synth_local.py --model {args.model} --out {out} --judge {args.judge}",
+        "provenance": provenance(command, files(DEV)),
+        "command": command,
         "steps": {name: {"command": shlex.join(c[2:]), "wall_s": s} for name, (c, s) in steps.items()},
         "model": manifest["model"]["spec"],
         "rows": [{"id": r["id"], "answer": "given" if "answer" in r else "written by the model"} for r in rows],

@@ -23,6 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "train" / "train.jsonl"
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _provenance import files, provenance  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -33,6 +36,7 @@ def main() -> None:
         data = Path(folder) / "labelled.jsonl"
         lines = DATA.read_text(encoding="utf-8").splitlines()[: args.rows]
         data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        made_from = provenance(data={**files(DATA), f"labelled.jsonl (its first {args.rows} lines)": data})
         command = [
             sys.executable,
             "-m",
@@ -56,6 +60,7 @@ def main() -> None:
         report["rows_by_language"] = langs
         report["written"] = done.returncode == 0
         report["cores"] = os.cpu_count()
+    report = {"provenance": made_from, **report}
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: report[k] for k in ("timing_s", "split", "default", "written")}, indent=1))
 

@@ -1,11 +1,13 @@
 """MkDocs hooks: the generated pages and tables, made on every build from the code and the result files.
 
 `reference/cli.md` and `reference/methods.md` are added as generated files (never written to disk);
-`<!-- results: TABLE_ID -->` lines in any page become tables read from `benchmarks/results/*.json`.
+`<!-- results: TABLE_ID -->` lines in any page become tables read from `benchmarks/results/*.json`, and every figure
+typed into a page's prose that `_gen/figures_*.py` ties to a results file is checked against that file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -23,6 +25,7 @@ if str(DOCS) not in sys.path:  # the generators live beside this file, in docs/_
 
 from _gen import results  # noqa: E402
 from _gen.cli_reference import render_cli_reference  # noqa: E402
+from _gen.figures import check_figures, load_figures  # noqa: E402
 from _gen.markdown import table  # noqa: E402
 from _gen.methods_reference import render_methods_reference  # noqa: E402
 
@@ -44,6 +47,10 @@ def on_files(files: Files, config: MkDocsConfig, **kwargs: Any) -> Files:
         if file.src_uri not in GENERATED_PAGES:
             for table_id in results.markers(file.content_string):
                 _table_pages.setdefault(table_id, file.src_uri)
+    in_docs = [figure for figure in load_figures().figures if figure.page.startswith("docs/")]
+    problems = check_figures(DOCS.parent, in_docs)
+    if problems:
+        raise PluginError("figures in the prose differ from their results files:\n" + "\n".join(problems))
     return files
 
 
@@ -71,5 +78,6 @@ def _files_index(from_page: str) -> str:
     for path in sorted(RESULTS.glob("*.json")):
         pages = sorted(pages_by_file.get(path.name, set()))
         links = ", ".join(f"[{page}]({os.path.relpath(page, os.path.dirname(from_page) or '.')})" for page in pages)
-        rows.append([f"`{path.name}`", links or "[below](#other-result-files)"])
-    return table(["result file", "shown on"], rows)
+        made_by = results.made_by(json.loads(path.read_text(encoding="utf-8")))
+        rows.append([f"`{path.name}`", links or "[below](#other-result-files)", made_by])
+    return table(["result file", "shown on", "made by"], rows)

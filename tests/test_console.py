@@ -50,7 +50,7 @@ def test_piped_tables_fit_120_columns_and_messages_stay_whole(monkeypatch):
     lines = piped_output(monkeypatch, columns=None)
     assert lines[-1] == PATH  # a message is never cut: a path in a log stays whole
     assert max(map(len, lines[:-1])) <= 120  # the table, its title and its caption wrap to the width
-    assert all(line == line.rstrip() for line in lines)  # no padding to the width in a log
+    assert lines and all(line == line.rstrip() for line in lines)  # no padding to the width in a log
 
 
 def test_columns_sets_the_piped_width(monkeypatch):

@@ -73,13 +73,44 @@ def unlisted_files(results_dir: Path) -> list[Path]:
 
 
 def render_unlisted(results_dir: Path) -> str:
-    """Every result file without a table of its own, as its top-level values."""
+    """Every result file without a table of its own, as its top-level values (its provenance is in the index)."""
     parts = []
     for path in unlisted_files(results_dir):
         data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            data = {key: value for key, value in data.items() if key != "provenance"}
         rows = [[code(key), cell(_short(value))] for key, value in _flatten(data)]
         parts.append(f"### `{path.name}`\n\n" + table(["value", ""], rows[:60]))
     return "\n".join(parts) or "Every result file has a table of its own.\n"
+
+
+def provenance_of(data: Any) -> dict[str, Any] | None:
+    """What made a results file: its "provenance" block, or the same fields at the top level, where a script writes
+    them there (`command`, `commit`, `data` or `sources`, `machine`); None where the file records neither."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("provenance"), dict):
+        return data["provenance"]
+    if "command" in data and ("commit" in data or "machine" in data):
+        return {
+            "command": data["command"],
+            "commit": data.get("commit"),
+            "data": data.get("data", data.get("sources")),
+            "machine": data.get("machine"),
+        }
+    return None
+
+
+def made_by(data: Any) -> str:
+    """The command and the commit of a results file, in a few words for a table."""
+    found = provenance_of(data)
+    if not found:
+        return "not recorded"
+    commit = found.get("commit") or found.get("committed_in") or ""
+    revision, plus, changes = commit.partition("+")
+    short = revision[:7] + plus + changes
+    when = f"commit {short}" if found.get("commit") else f"committed in {short}" if commit else ""
+    return ", ".join(part for part in (code(found["command"]), cell(when)) if part)
 
 
 def _flatten(data: Any, prefix: str = "") -> Iterable[tuple[str, Any]]:

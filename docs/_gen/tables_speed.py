@@ -33,6 +33,28 @@ def _local_backend(data: dict[str, Any]) -> str:
     return table(["measure (embedded model, 2 cores)", "value"], rows)
 
 
+@results_table("one_pass_cost", "one_pass_cost.json")
+def _one_pass_cost(data: dict[str, Any]) -> str:
+    median, targets, sentences = data["median_over_rows"], data["targets"], data["sentences_scored"]
+    rows = [
+        ["the default verdict of a row / bare llama.cpp evaluation of its prompt", "verdict_over_bare"],
+        [
+            f"scoring the answer's {sentences} sentences, after the verdict (the reference's KV state reused) / one "
+            "verdict pass",
+            "sentences_over_verdict",
+        ],
+        ["the same without prefix reuse / one verdict pass", "sentences_without_reuse_over_verdict"],
+        [
+            f"{sentences} facts scored against the answer (the answer's KV state reused) / one verdict pass",
+            "facts_over_verdict",
+        ],
+    ]
+    return table(
+        ["", "ratio", "target"],
+        ([label, f"{median[key]:.2f}", f"≤ {targets[key]:g}" if key in targets else ""] for label, key in rows),
+    )
+
+
 @results_table("performance.commands", "performance.json")
 def _commands(data: dict[str, Any]) -> str:
     rows = [

@@ -53,7 +53,7 @@ def test_official_rows_have_one_row_per_segment_with_1_0_labels_and_raw_outputs(
     ]
     assert rows[0]["fact_fce_result"] == '{"verdict": "consistent"}'
     assert rows[1]["logic_fce_result"] == "FAILED (truncated): cut off"
-    assert all(row["id"] == "q1" for row in rows)
+    assert rows and all(row["id"] == "q1" for row in rows)
 
 
 def test_an_answer_without_segments_still_gets_a_row():

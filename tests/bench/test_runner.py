@@ -103,6 +103,7 @@ async def test_a_row_inserted_at_the_top_of_a_file_without_ids_runs_alone(tmp_pa
     scripted_server.reset()
     report = await run(run_dir, plan(data, "lface4rag"), make_model())
     assert (report.ran, report.reused) == (1, 2)
+    assert scripted_server.requests  # not vacuous
     assert all(delimit("answer", "a1") not in request.prompt for request in scripted_server.requests)
 
 
@@ -146,6 +147,7 @@ async def test_failed_results_are_retried_on_the_next_run_unless_kept(tmp_path, 
     assert kept.ran == 0 and scripted_server.requests == []
     retried = await run(run_dir, plan(data, "lface4rag"), make_model())
     assert (retried.ran, retried.incomplete) == (1, 0)
+    assert scripted_server.requests  # not vacuous
     assert all(delimit("answer", "a1") not in request.prompt for request in scripted_server.requests)
 
 

@@ -17,7 +17,7 @@ runner = CliRunner()
 def test_demo_examples_cover_chinese_and_english_with_both_answers():
     examples = load_demo_examples()
     assert {e.lang for e in examples} == {"zh", "en"}
-    assert all(set(e.answers) == {"faithful", "flawed"} and e.flawed_errors for e in examples)
+    assert examples and all(set(e.answers) == {"faithful", "flawed"} and e.flawed_errors for e in examples)
 
 
 def test_demo_runs_every_example_through_precision_and_recall(scripted_server, monkeypatch):
@@ -29,8 +29,8 @@ def test_demo_runs_every_example_through_precision_and_recall(scripted_server, m
     assert [(r["example"], r["answer_kind"]) for r in rows] == [
         (e.id, kind) for e in load_demo_examples() for kind in ("faithful", "flawed")
     ]
-    assert all(r["precision"]["options"]["strategy"] == "paper" for r in rows)
-    assert all(r["recall"]["verification"]["n_facts"] >= 1 for r in rows)
+    assert rows and all(r["precision"]["options"]["strategy"] == "paper" for r in rows)
+    assert rows and all(r["recall"]["verification"]["n_facts"] >= 1 for r in rows)
     assert "Usage ledger" in result.stderr
     # fact generation runs once per example, not once per answer
     schema_names = [

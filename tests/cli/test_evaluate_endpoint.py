@@ -79,7 +79,7 @@ def test_questions_are_asked_then_judged_against_their_contexts_and_ground_truth
     ] > 0
     stored = [json.loads(line) for line in (tmp_path / "run" / "answers.jsonl").read_text().splitlines()]
     assert {line["answer"] for line in stored} == {"Answer to Question 0?", "Answer to Question 1?"}
-    assert all(line["latency_s"] > 0 and len(line["contexts"]) == 2 for line in stored)
+    assert stored and all(line["latency_s"] > 0 and len(line["contexts"]) == 2 for line in stored)
     assert "Endpoint" in result.stderr and "answer ← endpoint answer" in result.stderr
 
 

@@ -89,7 +89,7 @@ def test_recall_options_reach_the_method(cli, scripted_server):
     result = cli("recall", "--answer", ANSWER, "--facts", "\n".join(FACTS), "--citations", "--chunk-size", "2")
     assert result.exit_code == 0, result.output
     assert len(scripted_server.requests) == 2
-    assert all("citation_0" in r.schema["properties"] for r in scripted_server.requests)
+    assert scripted_server.requests and all("citation_0" in r.schema["properties"] for r in scripted_server.requests)
     assert json.loads(result.stdout)["verification"]["config"]["chunk_size"] == 2
 
 

@@ -162,6 +162,7 @@ async def test_every_baseline_asks_in_chinese_for_a_chinese_answer(make_model, s
     item = Item(reference="尼罗河向北流入地中海。", answer="尼罗河向北流。", question="尼罗河流向哪里？")
     await create_method(name).evaluate(item, make_model())
     assert "参考资料" in scripted_server.requests[-1].prompt or "上下文" in scripted_server.requests[-1].prompt
+    assert scripted_server.requests  # not vacuous
     assert all("Reply with one JSON object" not in r.prompt for r in scripted_server.requests)
 
 

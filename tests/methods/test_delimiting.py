@@ -153,6 +153,7 @@ async def test_normal_decompositions_are_from_the_answer(make_model, scripted_se
     reference = ZH_REFERENCE if "长城" in answer else REFERENCE
     result = await check_answer(make_model(), reference, answer, QUESTION)
     assert result.segments_not_in_answer == 0 and [s.text for s in result.segments] == segments
+    assert result.segments  # not vacuous
     assert all(s.answer_share is not None and s.answer_share >= FROM_ANSWER_MIN_SHARE for s in result.segments)
     assert result.label is AnswerLabel.CONSISTENT
 

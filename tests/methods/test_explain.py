@@ -128,7 +128,7 @@ async def test_the_default_on_a_local_model_explains_a_flag_without_generating_a
         await model.aclose()
     assert result.options.strategy == "holistic_score" and result.options.explain == "scores"
     assert result.label is AnswerLabel.INCONSISTENT and result.usage.completion_tokens == 0
-    assert all(segment.fact is None for segment in result.segments)
+    assert result.segments and all(segment.fact is None for segment in result.segments)
     assert "the answer says 1899; the reference says 1889" in result.reason
 
 

@@ -82,7 +82,7 @@ async def test_a_value_outside_the_enum_is_reasked_then_failed_never_guessed(mak
     assert len(scripted_server.requests) == 2
     assert result.n_failed == 3 and result.n_true == 0
     assert result.failures[0].kind is FailureKind.INVALID_OUTPUT
-    assert all(v.unscored == "failed" and v.verdict is None for v in result.verdicts)
+    assert result.verdicts and all(v.unscored == "failed" and v.verdict is None for v in result.verdicts)
 
 
 async def test_failed_call_keeps_its_facts_in_the_denominator(make_model, scripted_server):

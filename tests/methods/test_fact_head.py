@@ -77,7 +77,7 @@ async def test_facts_are_scored_one_pass_each_sharing_the_answers_prefix_and_not
         await model.aclose()
     assert [v.verdict for v in result.verdicts] == [True, False, True]  # 1969: a number the answer does not state
     assert "the answer does not state 1969" in result.verdicts[1].raw
-    assert all(v.probability is not None for v in result.verdicts)
+    assert result.verdicts and all(v.probability is not None for v in result.verdicts)
     usage = result.usage
     assert usage.completion_tokens == 0 and usage.calls == 3
     assert evaluated < usage.prompt_tokens * 0.7  # the answer's prefix was evaluated once, not three times

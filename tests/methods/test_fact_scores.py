@@ -22,6 +22,7 @@ async def test_each_fact_is_one_label_score_with_the_answer_first(make_model, sc
     scripted_server.enqueue(true(0.9), true(0.7), true(0.2))
     result = await create_method("fact-scores").evaluate(Item(answer=ANSWER, facts=FACTS), make_model(concurrency=1))
     assert len(scripted_server.requests) == 3 and all(r.body["max_tokens"] == 1 for r in scripted_server.requests)
+    assert scripted_server.requests  # not vacuous
     assert all(r.prompt.startswith("<passage>\n" + ANSWER) for r in scripted_server.requests)
     verdicts = result.verification.verdicts
     assert [v.verdict for v in verdicts] == [True, True, False]

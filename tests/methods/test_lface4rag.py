@@ -111,7 +111,7 @@ async def test_untrusted_texts_are_delimited_and_cannot_close_their_tags(make_mo
 async def test_a_missing_question_is_said_not_left_blank(make_model, scripted_server):
     scripted_server.enqueue(decomposition(SEG1))
     await check_answer(make_model(), REFERENCE, SEG1)
-    assert all("(no question given)" in r.prompt for r in scripted_server.requests)
+    assert scripted_server.requests and all("(no question given)" in r.prompt for r in scripted_server.requests)
 
 
 async def test_error_types_of_both_failing_stages_are_carried_to_the_result(make_model, scripted_server):

@@ -51,7 +51,7 @@ async def test_without_the_logic_stage_each_segment_gets_one_fact_call(make_mode
     scripted_server.enqueue(decomposition(SEG1, SEG2))
     result = await check_answer(make_model(), REFERENCE, ANSWER, options=CheckOptions(logic_stage=False))
     assert names(scripted_server.requests) == ["Decomposition", "FactCheck", "FactCheck"]
-    assert all(segment.logic is None for segment in result.segments)
+    assert result.segments and all(segment.logic is None for segment in result.segments)
     assert result.label is AnswerLabel.CONSISTENT
 
 

@@ -143,7 +143,7 @@ async def test_chinese_answers_get_the_chinese_batch_prompts_and_schema(make_mod
     scripted_server.when("事实上是否一致", batch(fact_entry(1), fact_entry(2)), times=1)
     result = await check_answer(make_model(), ZH_REFERENCE, ZH_ANSWER, options=BATCHED)
     stage_requests = scripted_server.requests[1:]
-    assert all("片段按 [1]、[2] 等编号" in r.prompt for r in stage_requests)
+    assert stage_requests and all("片段按 [1]、[2] 等编号" in r.prompt for r in stage_requests)
     descriptions = [r.schema["properties"]["segments"]["description"] for r in stage_requests]
     assert descriptions == ["每个片段一个条目，按给定顺序：第 n 个条目只检查片段 [n]。"] * 2
     assert result.label is AnswerLabel.CONSISTENT
@@ -232,7 +232,7 @@ async def test_a_failed_joint_call_leaves_every_segment_unscored_and_counts_one_
     scripted_server.enqueue(decomposition(SEG1, SEG2), Reply.error(400))
     result = await check_answer(make_model(max_retries=0), REFERENCE, ANSWER, options=JOINT)
     assert [s.label for s in result.segments] == [AnswerLabel.UNSCORED] * 2
-    assert all(s.fact.verdict is None and s.logic.verdict is None for s in result.segments)
+    assert result.segments and all(s.fact.verdict is None and s.logic.verdict is None for s in result.segments)
     assert result.label is AnswerLabel.UNSCORED and result.failure_count == 1
     assert [f.stage for f in result.failures] == ["fact_logic_batch"]
 

@@ -67,7 +67,7 @@ async def test_one_label_score_per_sentence_and_no_other_call_when_all_pass(make
         "It was built for the Olympic Games.",
     ]
     assert [round(s.score.probability, 2) for s in result.segments] == [0.9, 0.8]
-    assert all(s.fact is None for s in result.segments)
+    assert result.segments and all(s.fact is None for s in result.segments)
     assert result.options.strategy == "sentence_scores" and result.usage.calls == 2
 
 

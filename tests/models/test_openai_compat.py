@@ -290,7 +290,7 @@ async def test_calls_are_sent_directly_unless_the_sdk_is_asked_for(make_model, s
         assert model._client is None  # closed on the loop that opened it
     agents = [r.headers["user-agent"] for r in scripted_server.requests]
     assert agents[0].startswith("ragfacts/")
-    assert all(agent.startswith("AsyncOpenAI/Python") for agent in agents[1:])
+    assert agents[1:] and all(agent.startswith("AsyncOpenAI/Python") for agent in agents[1:])
     bodies = [r.body for r in scripted_server.requests]
     assert bodies[0] == bodies[1] == bodies[2]  # the same request whichever way it goes
 

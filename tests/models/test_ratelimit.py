@@ -154,7 +154,7 @@ async def test_a_low_rpm_spaces_the_requests_and_the_ledger_shows_the_wait(serve
     # the first one's transit may take longer than the others'.
     started = time.monotonic()
     completions = await asyncio.gather(*(model.complete(ask) for ask in asks))
-    assert all(c.ok for c in completions)
+    assert completions and all(c.ok for c in completions)
     received = sorted(r.received_at - started for r in server.requests)
     assert received[1] >= 0.95 and received[2] >= 1.95  # one a second
     assert sorted(c.usage.waited_s > 0.1 for c in completions) == [False, True, True]

@@ -132,7 +132,7 @@ def test_the_log_is_json_lines_with_calls_and_tokens_and_no_secret(served: Serve
     )
     assert isinstance(line["latency_ms"], float) and line["level"] == "info"
     text = "".join(served.lines)
-    assert all(json.loads(entry) for entry in served.lines)  # every line is one JSON object
+    assert served.lines and all(json.loads(entry) for entry in served.lines)  # every line is one JSON object
     for secret in (SERVICE_TOKEN, TEST_KEY, "guessed-token", private):
         assert secret not in text
     ready = next(json.loads(entry) for entry in served.lines if '"ready"' in entry)

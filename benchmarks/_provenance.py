@@ -1,0 +1,82 @@
+"""What made a results file: the command, the commit, the data's SHA-256 and the machine.
+
+Every script that writes `benchmarks/results/*.json` stores `provenance(...)` under the key "provenance", so each
+figure can be traced to the command that made it, the code it ran and the data it read:
+
+    report = {..., "provenance": provenance(data=files(DATA))}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def command_line() -> str:
+    """The command that started this process, as it is typed at the repository's root."""
+    script = Path(sys.argv[0]).resolve()
+    shown = script.relative_to(ROOT) if script.is_relative_to(ROOT) else script
+    return "python " + shlex.join([str(shown), *sys.argv[1:]])
+
+
+def commit() -> str | None:
+    """The checkout's commit, with "+dirty" when tracked files differ from it; None outside a git checkout."""
+    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if found.returncode != 0:
+        return None
+    # Results files are left out: a benchmark rewrites its own, which would mark every later run dirty.
+    changed = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!benchmarks/results"],
+        capture_output=True,
+        text=True,
+    )
+    return found.stdout.strip() + ("+dirty" if changed.stdout.strip() else "")
+
+
+def machine() -> dict[str, Any]:
+    """The machine: its cores, its CPU's model name and the Python version."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text(encoding="utf-8").splitlines() if cpuinfo.is_file() else []
+    model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), None)
+    return {"cores": os.cpu_count(), "cpu": model or platform.processor() or None, "python": platform.python_version()}
+
+
+def sha256_of(source: Path | bytes) -> str:
+    """The SHA-256 of a file's bytes, or of the bytes given."""
+    return hashlib.sha256(source if isinstance(source, bytes) else source.read_bytes()).hexdigest()
+
+
+def files(*paths: Path) -> dict[str, Path]:
+    """Data files named as provenance names them: by their path in the repository, else by their file name."""
+    named = {}
+    for path in paths:
+        resolved = path.resolve()
+        named[str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else resolved.name] = path
+    return named
+
+
+def provenance(command: str | None = None, data: Mapping[str, Path | bytes] | None = None) -> dict[str, Any]:
+    """The provenance block of a results file.
+
+    Args:
+        command: the command that reproduces the file; by default, the one that started this process.
+        data: what the figures were computed from, by name: a file, or the bytes of data made on the fly.
+
+    Returns:
+        {"command", "commit", "data": {name: SHA-256}, "machine": {"cores", "cpu", "python"}}.
+    """
+    return {
+        "command": command or command_line(),
+        "commit": commit(),
+        "data": {name: sha256_of(source) for name, source in (data or {}).items()},
+        "machine": machine(),
+    }
