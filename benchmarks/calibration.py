@@ -34,6 +34,7 @@ from judge_features import load_store, store_dir
 from train_head import (
     DATA,
     HEAD_FILE,
+    PARAPHRASES,
     SEED,
     Model,
     Split,
@@ -324,7 +325,14 @@ def figure(report: dict[str, Any], path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--train", type=Path, nargs="+", default=[DATA / "train" / "train.jsonl", DATA / "train" / "train_en_rag.jsonl"]
+        "--train",
+        type=Path,
+        nargs="+",
+        default=[
+            DATA / "train" / "train.jsonl",
+            DATA / "train" / "train_en_rag.jsonl",
+            PARAPHRASES / "paraphrases_train.jsonl",
+        ],
     )
     parser.add_argument("--dev", type=Path, default=DATA / "quality" / "dev.jsonl")
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, store_dir
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
@@ -450,7 +451,9 @@ def main() -> None:
         "median_seconds_per_pair_up_to_500_tokens": round(float(np.median(dev.seconds[dev.tokens <= 500])), 3),
         "median_tokens": int(np.median(np.concatenate([dev.tokens, test.tokens]))),
     }
+    paraphrase_files = [PARAPHRASES / f"paraphrases_{name}.jsonl" for name in paraphrased]
     report = {
+        "provenance": provenance(data=files(*args.train, args.dev, args.test, *paraphrase_files)),
         "sizes": sizes,
         "choice": choice,
         "timing_2_cores": timing,
@@ -469,6 +472,7 @@ def main() -> None:
             "licences": dict(Counter(r["licence"] for r in (*train.rows, *dev.rows)).most_common()),
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,
+            "dev_row_weight": boost,
             "dev_out_of_fold": next(r for r in results if r["method"] == head_model.name + " (dev: out of fold)"),
             "test": next(r for r in results if r["method"] == head_model.name and r["split"] == "test"),
             "benchmark": "benchmarks/train_head.py",
