@@ -13,18 +13,16 @@ work inside a running event loop (Jupyter). `model` is a spec string ("openai:NA
 
 from __future__ import annotations
 
-import tempfile
 import warnings
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
+from ragfacts.bench.applicable import skipped_line
 from ragfacts.bench.display import Summary, results_html, summary_line
-from ragfacts.bench.evaluation import RunResult, evaluate_plan, rows_of
+from ragfacts.bench.evaluation import Evaluation, RunResult, RunSettings, rows_of
 from ragfacts.bench.progress import NoProgress, RunProgress, progress_for
-from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, RunReport
+from ragfacts.bench.runner import RunReport
 from ragfacts.bench.summary import MethodSummary
 from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
@@ -124,9 +122,10 @@ def evaluate(
 
     `precision`/`recall` are method specs ("lface4rag:strategy=paper", "faaf:mode=tf") or None to skip; a default
     one that can judge no row (recall of rows without a ground truth) is left out with a warning.
-    `settings` (also of `check` and `recall`): base_url, concurrency, cache (bool), cache_dir, limit, force,
-    progress (bool; default: on for a model run in-process, which takes seconds an answer, with a line saying where
-    the results go), model_options (a dict of ModelOptions, e.g. {"mode": "tool"}).
+    `settings` (also of `check` and `recall`): the model's (`runtime.Settings`: base_url, concurrency, cache (bool),
+    cache_dir, model_options, a dict of ModelOptions such as {"mode": "tool"}), the run's (`RunSettings`: limit,
+    force, keep_failed, repair, stop_after) and progress (bool; default: on for a model run in-process, which takes
+    seconds an answer, with a line saying where the results go).
     """
     specs = [spec for spec in (precision, recall) if spec]
     methods = [create_method(spec) for spec in specs]
@@ -202,6 +201,29 @@ def _dataset(data: Data, mapping: dict[str, str] | None) -> Dataset:
     return Dataset.from_rows(list(data), mapping)
 
 
+# The `settings` of `evaluate`, `check` and `recall`: the fields of `runtime.Settings` (the model's but `model=`, two
+# under the names the API has always given them) and of `RunSettings` (how the run treats its output), and `progress`.
+_API_NAMES = {"use_cache": "cache", "options": "model_options"}
+_MODEL_SETTINGS = {field: _API_NAMES.get(field, field) for field in Settings.model_fields if field != "model"}
+_RUN_SETTINGS = [name for name in RunSettings.model_fields if name != "max_failed"]  # no exit code to gate
+
+
+def settings_names() -> list[str]:
+    """The keys the Python API's `settings` takes."""
+    return [*_MODEL_SETTINGS.values(), *_RUN_SETTINGS, "progress"]
+
+
+def _settings(given: Mapping[str, Any]) -> tuple[Settings, RunSettings, bool | None]:
+    """The model's settings, the run's and whether to show progress, from the `settings` a caller gave; raises
+    TypeError naming the keys it takes for one it does not."""
+    unknown = sorted(set(given) - set(settings_names()))
+    if unknown:
+        raise TypeError(f"settings: unknown {', '.join(unknown)}; the settings are {', '.join(settings_names())}")
+    model = {field: given[name] for field, name in _MODEL_SETTINGS.items() if name in given}
+    run = {name: given[name] for name in _RUN_SETTINGS if name in given}
+    return Settings(**model), RunSettings(**run), given.get("progress")
+
+
 def _run(
     dataset: Dataset,
     methods: list[Method],
@@ -210,46 +232,38 @@ def _run(
     *,
     strict: bool,
     defaults: Collection[str] = (),
-    base_url: str | None = None,
-    concurrency: int = 8,
-    cache: bool = True,
-    cache_dir: str | Path | None = None,
-    limit: int | None = None,
-    force: bool = False,
-    progress: bool | None = None,
-    model_options: dict[str, Any] | None = None,
+    **given: Any,
 ) -> Results:
-    plan = RunPlan(dataset=dataset, methods=methods, limit=limit, force=force, in_flight=2 * concurrency)
-    for method in drop_idle(plan, defaults):
+    settings, run_settings, progress = _settings(given)
+    evaluation = Evaluation(
+        dataset,
+        methods,
+        run_settings,
+        output=output,
+        in_flight=2 * settings.concurrency,
+        defaults=defaults,
+        strict=strict,
+    )
+    for method in evaluation.dropped:
         warnings.warn(skipped_line(dataset, method, python=True), stacklevel=3)
-    check_applicable(plan, strict=strict)
 
     async def job() -> Results:
         runtime = None
         chat = model
+        spec = None
         if not isinstance(chat, ChatModel):
-            settings = Settings(
-                model=chat,
-                base_url=base_url,
-                concurrency=concurrency,
-                cache_dir=Path(cache_dir) if cache_dir else None,
-                use_cache=cache,
-                options=dict(model_options or {}),
-            )
-            runtime = Runtime(settings)
+            runtime = Runtime(settings.model_copy(update={"model": chat}))
             chat = runtime.model()
-            plan.model_spec = str(runtime.spec)
+            spec = str(runtime.spec)
         try:
-            with tempfile.TemporaryDirectory(prefix="ragfacts-") as scratch:
-                run_dir = RunDir(output if output is not None else Path(scratch) / "run")
-                run_dir.check_target([dataset.path] if dataset.path else [])
-                meter: RunProgress = NoProgress()
-                if progress if progress is not None else chat.serves_one_at_a_time:
-                    console = _stderr_console()
-                    where = str(output) if output is not None else "a temporary directory (output=DIR keeps them)"
-                    console.print(f"ragfacts: judging {dataset.count} items with {chat.model_id}; results in {where}")
-                    meter = progress_for(console)
-                return _results(await evaluate_plan(run_dir, plan, chat, meter), output)
+            evaluation.check_target([dataset.path] if dataset.path else [])
+            meter: RunProgress = NoProgress()
+            if progress if progress is not None else chat.serves_one_at_a_time:
+                console = _stderr_console()
+                where = str(output) if output is not None else "a temporary directory (output=DIR keeps them)"
+                console.print(f"ragfacts: judging {dataset.count} items with {chat.model_id}; results in {where}")
+                meter = progress_for(console)
+            return _results(await evaluation.run(chat, meter, model_spec=spec), output)
         finally:
             if runtime is not None:
                 await runtime.aclose()

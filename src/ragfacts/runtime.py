@@ -7,11 +7,10 @@ import importlib.util
 import os
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragfacts.models import (
     ChatModel,
@@ -22,23 +21,32 @@ from ragfacts.models import (
     build_model,
     parse_spec,
 )
-from ragfacts.models.options import LocalModelOptions, model_options
+from ragfacts.models.options import LocalModelOptions, ModelOptions, model_options
 from ragfacts.paths import ragfacts_home
 
 DEFAULT_API_MODEL = "gpt-4o-mini"
 T = TypeVar("T")
 
 
-@dataclass
-class Settings:
-    """What the user chose on the command line or in the environment."""
+class Settings(BaseModel):
+    """The model a run uses and how it is called, declared once: the global options of `ragfacts` (`--model`,
+    `--base-url`, `--concurrency`, `--cache-dir`, `--no-cache`, `-M`), the Python API's `model=` and `settings` and
+    the service's shared model are these fields."""
 
-    model: str | None = None
-    base_url: str | None = None
-    concurrency: int = 8
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    options: dict[str, object] = field(default_factory=dict)
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(
+        None, description="openai:MODEL | local | local:/path/model.gguf (default: a configured API, else local)"
+    )
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
+    concurrency: int = Field(
+        ModelOptions.model_fields["concurrency"].default, ge=1, description="model requests in flight at once"
+    )
+    cache_dir: Path | None = Field(None, description="where the response cache lives")
+    use_cache: bool = Field(True, description="use the response cache (off: --no-cache)")
+    options: dict[str, object] = Field(
+        default_factory=dict, description="model options (`ModelOptions`: max_retries, timeout_s, mode, ...)"
+    )
 
 
 def parse_model_options(pairs: list[str]) -> dict[str, object]:

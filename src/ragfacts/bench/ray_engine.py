@@ -26,7 +26,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -361,13 +361,14 @@ def _worker_settings(runtime: Runtime, workers: int) -> Settings:
     for limit in ("rpm", "tpm"):
         if options.get(limit) is not None:
             options[limit] = float(str(options[limit])) / workers
-    return replace(
-        settings,
-        model=str(runtime.spec),
-        base_url=runtime.spec.base_url,
-        cache_dir=cache_dir,
-        concurrency=max(1, -(-settings.concurrency // workers)),
-        options=options,
+    return settings.model_copy(
+        update={
+            "model": str(runtime.spec),
+            "base_url": runtime.spec.base_url,
+            "cache_dir": cache_dir,
+            "concurrency": max(1, -(-settings.concurrency // workers)),
+            "options": options,
+        }
     )
 
 

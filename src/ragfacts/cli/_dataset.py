@@ -12,22 +12,23 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import Field as PydanticField
 from rich.markup import escape
 
-from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
-from ragfacts.bench.evaluation import RunResult, evaluate_plan
-from ragfacts.bench.failures import FailureCensus, census
+from ragfacts.bench.applicable import skipped_line
+from ragfacts.bench.evaluation import Evaluation, RunResult, RunSettings, judge_item
+from ragfacts.bench.failures import FailureCensus
 from ragfacts.bench.gates import GATES, check_gates, option_name
 from ragfacts.bench.progress import RunProgress, progress_for
 from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
 from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, RunReport, prepare
+from ragfacts.bench.runner import RunPlan, RunReport
 from ragfacts.bench.sampling import stratified_sample
 from ragfacts.bench.summary import summarise_method
 from ragfacts.cli._common import (
@@ -42,7 +43,7 @@ from ragfacts.cli._common import (
     show_ledger,
 )
 from ragfacts.cli._escalation import Escalation, with_escalation
-from ragfacts.cli._method_flags import resolved_parameters, with_parameters
+from ragfacts.cli._method_flags import resolved_parameters, settings_flag, with_parameters
 from ragfacts.cli._render import show_result, summary_table
 from ragfacts.cli._verdicts import RowsShown, show_verdicts
 from ragfacts.console import err, print_json
@@ -63,32 +64,35 @@ AfterRun = Callable[[RunResult], dict[str, Any]]
 Gates = dict[str, float | None]
 
 
-@dataclass
-class RunOptions:
-    """The options every dataset command takes, declared once (see `with_run_options`)."""
+class RunOptions(RunSettings):
+    """The options every dataset command takes: the run settings (declared in `RunSettings`, whose fields become
+    flags), with how the file is read, which verdicts are listed and the gates (see `with_run_options`)."""
 
     mapping: list[str] | None = None
-    limit: int | None = None
-    force: bool = False
-    keep_failed: bool = False
-    repair: bool = False
-    stop_after: int = 5
-    max_failed: float = 0.05
     verdicts: RowsShown = RowsShown.auto
-    gates: Gates = field(default_factory=dict)
+    gates: Gates = PydanticField(default_factory=dict)
 
-    def plan(self, dataset: Dataset, tasks: Sequence[Task], state: AppState) -> RunPlan:
-        """The run these options ask for of `tasks` over `dataset`, with as many items in flight as the model's
-        concurrency keeps busy."""
-        return RunPlan(
-            dataset=dataset,
-            methods=tasks,
-            limit=self.limit,
-            force=self.force,
-            retry_incomplete=not self.keep_failed,
-            repair=self.repair,
-            stop_after_failures=self.stop_after,
+    def evaluation(
+        self,
+        dataset: Dataset,
+        tasks: Sequence[Task],
+        state: AppState,
+        output: Path | RunDir,
+        job: DatasetRun | None = None,
+    ) -> Evaluation:
+        """The run these options ask for of `tasks` over `dataset` into `output`, with as many items in flight as
+        the model's concurrency keeps busy. With a `job`, its default judges that can judge no item are left out and
+        rows a method cannot judge are refused by its rule (DatasetError); without (synth), the runner counts the
+        rows its task cannot take."""
+        return Evaluation(
+            dataset,
+            tasks,
+            RunSettings.model_validate(self.model_dump(include=set(RunSettings.model_fields))),
+            output=output,
             in_flight=2 * state.settings.concurrency,
+            defaults=job.defaults if job is not None else (),
+            strict=job.every_method_on_every_item if job is not None else True,
+            check_rows=job is not None,
         )
 
 
@@ -113,6 +117,8 @@ class DatasetRun:
     defaults: frozenset[str] = frozenset()  # specs of judges the user did not name: left out where they judge no row
 
 
+# The flags of the run settings, made from `RunSettings`' fields (their descriptions are the help), and the two
+# that say how a file is read and which verdicts are listed.
 _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
     "mapping": (
         list[str] | None,
@@ -122,26 +128,7 @@ _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
             "question, answer, reference, ground_truth, facts, label, error_type, source_model)",
         ),
     ),
-    "limit": (int | None, typer.Option(min=1, help="judge at most N items that still need judging")),
-    "force": (
-        bool,
-        typer.Option(
-            "--force", help="use an output made with another model or options: keep what matches, redo the rest"
-        ),
-    ),
-    "keep_failed": (bool, typer.Option("--keep-failed", help="do not retry results whose calls failed")),
-    "repair": (
-        bool,
-        typer.Option(
-            "--repair",
-            help="keep the readable lines of a damaged results file (an edit, a disk error) and drop the others, "
-            "saying how many; they are judged again",
-        ),
-    ),
-    "stop_after": (
-        int,
-        typer.Option(min=0, help="stop (exit 3) after N calls in a row could not reach the endpoint; 0 = never"),
-    ),
+    **{name: settings_flag(name, field) for name, field in RunSettings.model_fields.items() if name != "max_failed"},
     "verdicts": (
         RowsShown,
         typer.Option(
@@ -150,15 +137,7 @@ _RUN_PARAMETERS: dict[str, tuple[Any, Any]] = {
             "ones), all, flagged or none",
         ),
     ),
-    "max_failed": (
-        float,
-        typer.Option(
-            min=0.0,
-            max=1.0,
-            help="exit 3 if more than this share of the results have a failed call (they are retried by the next "
-            "run); 1 = never",
-        ),
-    ),
+    "max_failed": settings_flag("max_failed", RunSettings.model_fields["max_failed"]),  # listed last, as before
 }
 _GATE_PARAMETERS: dict[str, Any] = {
     name: typer.Option(option_name(name), min=0.0, max=1.0, help=f"exit 1 if {spec.measures} is below this")
@@ -208,17 +187,14 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
     options = job.options
     dataset = job.dataset if job.dataset is not None else open_dataset(job)
     try:
-        plan = options.plan(dataset, job.methods, state)
-        dropped = drop_idle(plan, job.defaults)
-        for method in dropped:
-            err.print(skipped_line(dataset, method), style="yellow")
-        job.methods = [m for m in job.methods if m not in dropped]
-        check_applicable(plan, strict=job.every_method_on_every_item)
+        evaluation = options.evaluation(dataset, job.methods, state, job.output, job)
     except DatasetError as error:
         fail(str(error))
-    run_dir = RunDir(job.output)
+    for method in evaluation.dropped:
+        err.print(skipped_line(dataset, method), style="yellow")
+    job.methods = [m for m in job.methods if m not in evaluation.dropped]
     try:
-        run_dir.check_target([job.data, *job.other_outputs])
+        evaluation.check_target([job.data, *job.other_outputs])
     except RunError as error:
         fail(str(error))
     for path in job.other_outputs:
@@ -226,19 +202,17 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
             fail(f"the output {path} is also an input; give another path")
     err.print(f"{escape(dataset.name)}: {dataset.count} items from {dataset.rows} rows; {escape(dataset.describe())}")
     runtime = build_runtime(state)
-    plan.model_spec = str(runtime.spec)
     try:
         model = runtime.model()
     except ConfigurationError as error:  # e.g. no API key: bad usage, not a bug
         fail(str(error))
     if job.escalation is not None and job.ray is not None:
         fail("--escalate-to runs in this process; leave out --engine ray")
-    plan.methods = with_escalation(job.methods, runtime, job.escalation)
-
+    evaluation.methods = with_escalation(job.methods, runtime, job.escalation)
     engine = None if job.ray is None else functools.partial(_on_ray, runtime, job.ray)
 
     async def judge_all(_: Runtime) -> RunResult:
-        return await evaluate_plan(run_dir, plan, model, progress_for(err), engine=engine)
+        return await evaluation.run(model, progress_for(err), model_spec=str(runtime.spec), engine=engine)
 
     try:
         result = run_async(runtime, judge_all)
@@ -246,6 +220,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         fail(str(error))
     except KeyboardInterrupt:
         interrupted(f"rerun with -o {job.output} to resume")
+    run_dir = result.run_dir
     report = result.report
     show_report(report)
     err.print(summary_table(result.summaries))
@@ -254,10 +229,7 @@ def run_dataset(state: AppState, job: DatasetRun, after: AfterRun | None = None)
         print_json({**result.document(), **extra}, one_per_line="rows")
     if not state.quiet:
         show_verdicts(result.verdicts(), options.verdicts)
-    summaries = result.summaries
-    failed = FailureCensus(results=sum(s.judged for s in summaries), failed=sum(s.incomplete for s in summaries))
-    if failed.failed:
-        failed.reasons = census(result.lines()).reasons
+    failed = result.failures()
     _show_failures(failed)
     gates = result.gates(options.gates)
     show_gates(gates)
@@ -330,8 +302,8 @@ def judge_one(
 
     async def job(runtime: Runtime) -> Any:
         model = runtime.model()
-        (prepared,) = await prepare(model, with_escalation([judge], runtime, escalation))
-        return await prepared.evaluate(item, model)
+        (judging,) = with_escalation([judge], runtime, escalation)
+        return await judge_item(model, judging, item)
 
     def report(result: Any) -> None:
         show_result(result)

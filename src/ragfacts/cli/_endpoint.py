@@ -23,10 +23,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.answers import AnswerStore
-from ragfacts.bench.applicable import check_applicable, drop_idle, skipped_line
+from ragfacts.bench.applicable import skipped_line
 from ragfacts.bench.collect import Collection, Questions, collect, read_questions
+from ragfacts.bench.evaluation import Evaluation
 from ragfacts.bench.rundir import RunDir, RunError, check_own_files
-from ragfacts.bench.runner import RunPlan
 from ragfacts.cli._common import EXIT_STOPPED, AppState, fail, read_text_argument
 from ragfacts.cli._dataset import DatasetRun, parse_mapping, run_dataset
 from ragfacts.cli._method_flags import resolved_parameters, with_parameters
@@ -189,12 +189,10 @@ def _questions(state: AppState, job: DatasetRun, request: EndpointRequest) -> Qu
         # What the service returns is not known yet: a placeholder reply says whether each row can be judged.
         trial = questions.dataset(lambda _: ("…", ["…"] if request.contexts_path is not None else []))
         assert trial is not None
-        plan = RunPlan(dataset=trial, methods=job.methods)
-        dropped = drop_idle(plan, job.defaults)
-        for method in dropped:
+        judged = Evaluation(trial, job.methods, defaults=job.defaults, strict=job.every_method_on_every_item)
+        for method in judged.dropped:
             err.print(skipped_line(trial, method), style="yellow")
-        job.methods = [m for m in job.methods if m not in dropped]
-        check_applicable(plan, strict=job.every_method_on_every_item)
+        job.methods = [m for m in job.methods if m not in judged.dropped]
     except (DatasetError, ConfigurationError) as error:
         fail(str(error))
     return questions

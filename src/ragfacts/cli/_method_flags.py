@@ -1,4 +1,5 @@
-"""Command-line flags generated from the methods' Options models: options are declared once, in the method.
+"""Command-line flags generated from the methods' Options models: options are declared once, in the method (and
+the run settings' flags from `RunSettings`, by `settings_flag`).
 
 `@with_method_flags("precision")` gives a command one flag per option of the registered precision
 methods (`--strategy`, `--threshold`, `--cot/--no-cot`, ...) plus `-O key=value` for any option, and
@@ -78,6 +79,25 @@ def with_parameters(
     return wrapper
 
 
+def settings_flag(name: str, field: FieldInfo) -> tuple[Any, Any]:
+    """The annotation and typer option of a settings field (`RunSettings`): `--name` with the field's description as
+    help and its bounds; a bool is a switch that turns it on (`--force`)."""
+    flag = f"--{name.replace('_', '-')}"
+    if field.annotation is bool:
+        return bool, typer.Option(flag, help=field.description)
+    return field.annotation, typer.Option(flag, help=field.description, **_bounds(field))
+
+
+def _bounds(field: FieldInfo) -> dict[str, Any]:
+    """The field's `ge`/`le` constraints as typer's `min`/`max`."""
+    bounds = {}
+    for constraint in field.metadata:
+        for key in ("ge", "le"):
+            if getattr(constraint, key, None) is not None:
+                bounds["min" if key == "ge" else "max"] = getattr(constraint, key)
+    return bounds
+
+
 def _option_fields(kind: Kind) -> dict[str, FieldInfo]:
     """The option fields of the registered methods of `kind`, by name (the first method's wins)."""
     fields: dict[str, FieldInfo] = {}
@@ -95,12 +115,9 @@ def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
     if annotation is bool:
         option = typer.Option(f"--{flag}/--no-{flag}", help=help_text, show_default=False)
         return _keyword(name, bool | None, option)
-    bounds = {}
-    for constraint in field.metadata:
-        for key in ("ge", "le"):
-            if getattr(constraint, key, None) is not None:
-                bounds["min" if key == "ge" else "max"] = getattr(constraint, key)
-    option = typer.Option(f"--{flag}", help=f"{help_text} [default: {field.default}]", show_default=False, **bounds)
+    option = typer.Option(
+        f"--{flag}", help=f"{help_text} [default: {field.default}]", show_default=False, **_bounds(field)
+    )
     return _keyword(name, _plain(annotation) | None, option)
 
 

@@ -10,8 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.dryrun import estimate_run
-from ragfacts.bench.evaluation import RunResult
-from ragfacts.bench.runner import RunPlan
+from ragfacts.bench.evaluation import Evaluation, RunResult
 from ragfacts.bench.scoring import bench_tables, score, write_scores
 from ragfacts.bench.tables import to_rich
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
@@ -135,7 +134,7 @@ def _every_answer_uncertain(judge: Method) -> Method:
 def _dry_run(state: AppState, job: DatasetRun) -> None:
     dataset = open_dataset(job)
     runtime = build_runtime(state)
-    plan = RunPlan(dataset=dataset, methods=job.methods)
+    plan = Evaluation(dataset, job.methods, check_rows=False).plan
     try:
         estimates = estimate_run(plan, runtime.model())
     except ConfigurationError as error:  # e.g. no API key: bad usage, as in a real run

@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragfacts.bench.dryrun import estimate_run
-from ragfacts.bench.evaluation import evaluate_plan
 from ragfacts.bench.progress import progress_for
 from ragfacts.bench.rundir import RunError
 from ragfacts.bench.runner import RunPlan
@@ -86,21 +85,20 @@ def synth(
         dataset = SourceDataset.open(rows, parse_mapping(run_options.mapping))
     except DatasetError as error:
         fail(str(error))
-    plan = run_options.plan(dataset, [Synthesiser(options)], state)
+    target = SynthOutput(output)
+    evaluation = run_options.evaluation(dataset, [Synthesiser(options)], state, target)
     err.print(f"{escape(dataset.name)}: {dataset.count} rows; {escape(dataset.describe())}")
     if dry_run:
-        _dry_run(state, plan)
+        _dry_run(state, evaluation.plan)
         return
-    target = SynthOutput(output)
     try:
-        target.check_target([rows])
+        evaluation.check_target([rows])
     except RunError as error:
         fail(str(error))
     runtime = build_runtime(state)
-    plan.model_spec = str(runtime.spec)
     model = runtime.model()
     try:
-        result = run_async(runtime, lambda _: evaluate_plan(target, plan, model, progress_for(err)))
+        result = run_async(runtime, lambda _: evaluation.run(model, progress_for(err), model_spec=str(runtime.spec)))
         with target.locked():
             summary = write_dataset(target, result)
     except RunError as error:

@@ -6,16 +6,12 @@ usage is the sum of its own results' usage.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ragfacts.bench.applicable import check_applicable
-from ragfacts.bench.evaluation import RunResult, evaluate_plan
+from ragfacts.bench.evaluation import Evaluation, RunResult, RunSettings
+from ragfacts.bench.evaluation import judge_item as judge_one
 from ragfacts.bench.gates import check_gates
-from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan, prepare
 from ragfacts.bench.summary import Estimate, MethodSummary
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
@@ -35,7 +31,7 @@ from ragfacts.usage import Usage
 
 
 @dataclass
-class Evaluation:
+class EvaluatedRows:
     """Rows judged: the `evaluate --json` document (without a run directory), the summaries, each result's outcome."""
 
     document: dict[str, Any]
@@ -80,8 +76,7 @@ async def judge_item(model: ChatModel, judge: Method, item: Item) -> MethodResul
     reason = judge.accepts(item)
     if reason is not None:
         raise RequestError(f"{judge.spec} cannot judge this answer: {reason}")
-    (prepared,) = await prepare(model, [judge])
-    return await prepared.evaluate(item, model)
+    return await judge_one(model, judge, item)
 
 
 def item_gate(judge: Method, outcome: Outcome, thresholds: dict[str, float | None]) -> Gate:
@@ -104,34 +99,32 @@ async def evaluate_rows(
     *,
     model_spec: str,
     in_flight: int,
-) -> Evaluation:
+) -> EvaluatedRows:
     """Run the runner over `rows` in a scratch run directory, as `ragfacts evaluate` runs a file.
 
     The run never stops early: the endpoint's health is shared by every request, so one request's failures
     must not cut another's rows short. Failed calls are counted in each row instead.
     """
     try:
-        dataset = Dataset.from_rows(rows, mapping)
-        plan = RunPlan(
-            dataset=dataset,
-            methods=methods,
-            model_spec=model_spec,
-            stop_after_failures=0,
+        evaluation = Evaluation(
+            Dataset.from_rows(rows, mapping),
+            methods,
+            RunSettings(stop_after=0),
             in_flight=in_flight,
+            strict=False,
+            every_judge=False,  # a request's judges may each judge some rows
         )
-        check_applicable(plan, strict=False, every_judge=False)  # a request's judges may each judge some rows
     except ValueError as error:  # DatasetError
         raise RequestError(str(error).removeprefix("rows: ")) from error
-    with tempfile.TemporaryDirectory(prefix="ragfacts-serve-") as scratch:  # read before it goes, with the request
-        result = await evaluate_plan(RunDir(Path(scratch) / "run"), plan, model)
-        document = result.document()
+    result = await evaluation.run(model, model_spec=model_spec)  # in a scratch directory, gone with the request
+    document = result.document()
     names = {m.spec: m.name for m in methods}
     outcomes = [(names[spec], Outcome.model_validate(line["outcome"])) for spec, line in _by_method(result)]
     usage = usage_of([outcome for _, outcome in outcomes])
     del document["run"], document["results_file"]
     report = document["report"]
     report["seconds"], report["usage"] = round(result.report.seconds, 3), usage.model_dump()
-    return Evaluation(document, result.summaries, outcomes, usage)
+    return EvaluatedRows(document, result.summaries, outcomes, usage)
 
 
 def _by_method(result: RunResult) -> list[tuple[str, dict[str, Any]]]:
