@@ -146,6 +146,18 @@ FIGURES: list[Figure] = [
     Figure(
         README,
         "trained_head.json",
+        "faithful answers reworded by rules pass "
+        "{paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the time",
+    ),
+    Figure(
+        "docs/results/precision.md",
+        "trained_head.json",
+        "out of fold ({$shipped_choice.dev_balanced_accuracy_out_of_fold!p:.1f}) and the head trained with paraphrases "
+        "passes more of dev's ({paraphrases_passed[dev paraphrases][@choice.shipped].all.value!p:.1f}% against",
+    ),
+    Figure(
+        README,
+        "trained_head.json",
         "on the {sizes.test.rows}-answer test split of public labelled data: the default judge reaches a balanced "
         "accuracy of **{$shipped.balanced_accuracy!i}**, English {$shipped[lang:en]!i}, Chinese {$shipped[lang:zh]!i}",
     ),
