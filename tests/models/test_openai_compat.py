@@ -9,6 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from ragfacts.methods.prompting import reask_wording
 from ragfacts.models import ConfigurationError, FailureKind, Message, StructuredMode, UsageLedger
 from tests.conftest import TEST_KEY
 from tests.scripted_server import Reply
@@ -79,7 +80,7 @@ async def test_schema_in_prompt_can_be_forced_for_guided_decoding_servers(make_m
 
 async def test_reask_after_invalid_json_succeeds(make_model, scripted_server):
     scripted_server.enqueue(Reply.malformed(), Reply.json({"reasoning": "r", "verdict": "consistent"}))
-    completion = await make_model().complete(ASK, Verdict)
+    completion = await make_model().complete(ASK, Verdict, reask=reask_wording("en"))
     assert completion.ok and completion.attempts == 2 and completion.usage.calls == 2
     second = scripted_server.requests[1].body["messages"]
     assert second[-2] == {"role": "assistant", "content": '{"verdict": "yes", '}
@@ -95,8 +96,15 @@ async def test_reask_carries_the_validation_error(make_model, scripted_server):
 
 async def test_chinese_reask_is_in_chinese(make_model, scripted_server):
     scripted_server.enqueue(Reply.malformed(), Reply.schema_valid())
-    await make_model().complete(ASK, Verdict, lang="zh")
+    await make_model().complete(ASK, Verdict, lang="zh", reask=reask_wording("zh"))
     assert "修正" in scripted_server.requests[1].body["messages"][-1]["content"]
+
+
+async def test_without_a_wording_the_reask_carries_the_problems_alone(make_model, scripted_server):
+    scripted_server.enqueue(Reply.json({"reasoning": "r", "verdict": "maybe"}), Reply.schema_valid())
+    await make_model().complete(ASK, Verdict, lang="zh")
+    reask = scripted_server.requests[1].body["messages"][-1]["content"]
+    assert reask.startswith("- verdict:") and "修正" not in reask
 
 
 async def test_explicit_failure_after_reasks_run_out(make_model, scripted_server):
@@ -111,7 +119,7 @@ async def test_explicit_failure_after_reasks_run_out(make_model, scripted_server
 
 async def test_truncated_output_is_its_own_failure(make_model, scripted_server):
     scripted_server.enqueue(Reply.truncated(), Reply.truncated())
-    completion = await make_model(reasks=1).complete(ASK, Verdict)
+    completion = await make_model(reasks=1).complete(ASK, Verdict, reask=reask_wording("en"))
     assert completion.failure.kind is FailureKind.TRUNCATED
     assert "token limit" in scripted_server.requests[1].body["messages"][-1]["content"]
 
