@@ -21,7 +21,7 @@ import llama_cpp
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 from ragfacts.models import Message
-from ragfacts.models.llamacpp import LlamaCppModel
+from ragfacts.models.local.llamacpp import LlamaCppModel
 
 _STAGE: contextvars.ContextVar[str] = contextvars.ContextVar("stage", default="default")
 

@@ -54,7 +54,7 @@ from ragfacts.methods.precision.calibration import (
     reliability,
 )
 from ragfacts.methods.precision.head import Head
-from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.models.local.embedded import DEFAULT_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_ABSTAIN = 0.30

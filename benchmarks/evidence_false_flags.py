@@ -29,8 +29,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragfacts.bench.summary import bootstrap_mean
 from ragfacts.evidence import find_unsupported
+from ragfacts.runs.summary import bootstrap_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embedded_default import commit, machine

@@ -18,14 +18,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ragfacts.bench.evaluation import evaluate_plan
-from ragfacts.bench.progress import LineProgress
-from ragfacts.bench.rundir import RunDir
-from ragfacts.bench.runner import RunPlan
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.wikieval import ANSWER_TYPES
 from ragfacts.methods.base import create_method
 from ragfacts.methods.verdicts import Verification
+from ragfacts.runs.evaluation import evaluate_plan
+from ragfacts.runs.planning import RunPlan
+from ragfacts.runs.progress import LineProgress
+from ragfacts.runs.rundir import RunDir
 from ragfacts.runtime import Runtime, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -47,7 +47,7 @@ from ragfacts.methods.bilingual import in_language
 from ragfacts.methods.precision.schemas import Decomposition, FactCheck, HolisticJudgement, LogicCheck
 from ragfacts.methods.prompting import ask
 from ragfacts.models import ModelOptions, StructuredMode, build_model, parse_spec
-from ragfacts.models.embedded import ensure_default_model
+from ragfacts.models.local.embedded import ensure_default_model
 from ragfacts.models.spec import ragfacts_home
 from ragfacts.models.structured import json_schema_of, parse_reply
 from ragfacts.text import detect_lang, split_sentences

@@ -30,7 +30,7 @@ import numpy as np
 from ragfacts.items import Item
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import LocalModelOptions, build_model, parse_spec
-from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.text import detect_lang
 
 ROOT = Path(__file__).resolve().parents[1]

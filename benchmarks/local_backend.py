@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ragfacts.methods.prompting import reask_wording
 from ragfacts.models import Message, ModelOptions, build_model, parse_spec
 from ragfacts.text import split_sentences
 
@@ -63,7 +64,7 @@ async def run(spec: str, n_items: int) -> dict:
 
     generation = []
     for item in items:
-        completion = await model.complete(judgement_messages(item), Judgement)
+        completion = await model.complete(judgement_messages(item), Judgement, reask=reask_wording("en"))
         generation.append(
             {
                 "latency_s": completion.latency_s,

@@ -37,7 +37,7 @@ import httpx
 import ragfacts
 from ragfacts.bench.sampling import stratified_sample
 from ragfacts.datasets.dataset import Dataset
-from ragfacts.models.embedded import ensure_default_model
+from ragfacts.models.local.embedded import ensure_default_model
 from ragfacts.models.spec import ragfacts_home
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

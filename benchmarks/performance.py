@@ -58,15 +58,15 @@ import httpx  # noqa: E402
 from _provenance import provenance  # noqa: E402
 from latency_server import start  # noqa: E402
 
-from ragfacts.bench.evaluation import evaluate_plan  # noqa: E402
-from ragfacts.bench.progress import NoProgress  # noqa: E402
-from ragfacts.bench.rundir import RunDir  # noqa: E402
-from ragfacts.bench.runner import RunPlan  # noqa: E402
 from ragfacts.datasets.dataset import Dataset  # noqa: E402
 from ragfacts.methods.base import create_method  # noqa: E402
 from ragfacts.methods.precision.schemas import Decomposition  # noqa: E402
 from ragfacts.models import Message, ModelOptions  # noqa: E402
-from ragfacts.models.openai_compat import OpenAICompatibleModel  # noqa: E402
+from ragfacts.models.http.openai_compat import OpenAICompatibleModel  # noqa: E402
+from ragfacts.runs.evaluation import evaluate_plan  # noqa: E402
+from ragfacts.runs.planning import RunPlan  # noqa: E402
+from ragfacts.runs.progress import NoProgress  # noqa: E402
+from ragfacts.runs.rundir import RunDir  # noqa: E402
 
 KEY = "sk-benchmark"
 LATENCY = 0.2

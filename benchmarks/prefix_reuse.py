@@ -66,7 +66,7 @@ from ragfacts.models import (
     build_model,
     parse_spec,
 )
-from ragfacts.models.embedded import ensure_default_model
+from ragfacts.models.local.embedded import ensure_default_model
 from ragfacts.models.spec import ragfacts_home
 from ragfacts.models.structured import strict_schema
 from ragfacts.text import detect_lang, split_sentences

@@ -75,11 +75,12 @@ async def child(url: str, count: int, workers: int, directory: Path) -> dict:
     ray.get(one.remote())
     timings["first_task_s"] = time.perf_counter() - mark
 
-    from ragfacts.bench.ray_engine import RayEngine, RayOptions
-    from ragfacts.bench.rundir import RunDir
-    from ragfacts.bench.runner import RunPlan, run
     from ragfacts.datasets.dataset import Dataset
     from ragfacts.methods.base import create_method
+    from ragfacts.runs.planning import RunPlan
+    from ragfacts.runs.ray_engine import RayEngine, RayOptions
+    from ragfacts.runs.rundir import RunDir
+    from ragfacts.runs.runner import run
     from ragfacts.runtime import Runtime, Settings
 
     data = directory / "rows.jsonl"

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from ragfacts.bench.summary import bootstrap_mean
 from ragfacts.evidence import feature_vector, find_unsupported
 from ragfacts.items import Item
 from ragfacts.methods.precision.calibration import fit_logistic
@@ -38,7 +37,8 @@ from ragfacts.methods.precision.head import Head, encode_weights, shipped_head
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import auc
 from ragfacts.models import LocalModelOptions, build_model, parse_spec
-from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.models.local.embedded import DEFAULT_MODEL
+from ragfacts.runs.summary import bootstrap_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embedded_default import commit, machine

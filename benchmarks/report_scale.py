@@ -26,8 +26,8 @@ from _provenance import provenance  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 import ragfacts  # noqa: E402
-from ragfacts.bench.html_report import render_html  # noqa: E402
-from ragfacts.bench.report import load_run  # noqa: E402
+from ragfacts.report.html_report import render_html  # noqa: E402
+from ragfacts.report.report import load_run  # noqa: E402
 from ragfacts.text import delimit  # noqa: E402
 
 REFERENCE = (

@@ -17,8 +17,8 @@ from pathlib import Path
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
-from ragfacts.bench.html_report import render_html
-from ragfacts.bench.report import load_runs
+from ragfacts.report.html_report import render_html
+from ragfacts.report.report import load_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 

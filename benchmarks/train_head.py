@@ -44,7 +44,7 @@ from ragfacts.methods.precision.head import Head
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import VETO_FEATURES, auc, balanced_accuracy
-from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.models.local.embedded import DEFAULT_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"

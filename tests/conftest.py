@@ -10,7 +10,7 @@ import pytest
 
 from ragfacts import redaction
 from ragfacts.models import ModelOptions, ResponseCache, UsageLedger
-from ragfacts.models.openai_compat import OpenAICompatibleModel
+from ragfacts.models.http.openai_compat import OpenAICompatibleModel
 from tests.scripted_server import ScriptedServer
 
 TEST_KEY = "sk-test-SECRET-never-stored-0123456789"

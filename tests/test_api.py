@@ -137,7 +137,7 @@ def test_rows_given_in_memory_read_back_in_their_order_whatever_order_they_finis
 
 
 def test_reading_a_folder_that_holds_no_run_says_so(tmp_path):
-    from ragfacts.bench.rundir import RunError
+    from ragfacts.runs.rundir import RunError
 
     with pytest.raises(RunError, match="no manifest"):
         ragfacts.read_run(tmp_path)

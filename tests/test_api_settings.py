@@ -6,7 +6,7 @@ import pytest
 
 import ragfacts
 from ragfacts.api import settings_names
-from ragfacts.bench.evaluation import RunSettings
+from ragfacts.runs.evaluation import RunSettings
 from ragfacts.runtime import Settings
 from tests.methods.test_lface4rag import REFERENCE, SEG1
 

@@ -18,18 +18,18 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from ragfacts.bench.applicable import skipped_line
-from ragfacts.bench.display import Summary, results_html, summary_line
-from ragfacts.bench.evaluation import Evaluation, RunResult, RunSettings, rows_of
-from ragfacts.bench.progress import NoProgress, RunProgress, progress_for
-from ragfacts.bench.runner import RunReport
-from ragfacts.bench.summary import MethodSummary
-from ragfacts.bench.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, create_method, method_of_kind
 from ragfacts.methods.view import typed_result
 from ragfacts.models import ChatModel
+from ragfacts.report.display import Summary, results_html, summary_line
+from ragfacts.runs.applicable import skipped_line
+from ragfacts.runs.evaluation import Evaluation, RunResult, RunSettings, rows_of
+from ragfacts.runs.progress import NoProgress, RunProgress, progress_for
+from ragfacts.runs.runner import RunReport
+from ragfacts.runs.summary import MethodSummary
+from ragfacts.runs.verdicts import VerdictCounts, VerdictRow, verdict_rows
 from ragfacts.runtime import Runtime, Settings, run_sync
 from ragfacts.usage import Usage
 
@@ -179,7 +179,7 @@ def read_run(path: str | Path) -> Results:
     """A run directory (or OUT.jsonl) read back, with no model: its rows in the dataset's order, their verdicts and
     full results, the summary; `results.usage` is what the run's calls cost in all. Raises RunError for a directory
     that holds no ragfacts run."""
-    from ragfacts.bench.report import load_run
+    from ragfacts.report.report import load_run
 
     run = load_run(path)
     kinds = run.kinds()

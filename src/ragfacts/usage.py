@@ -30,6 +30,10 @@ class Usage(BaseModel):
         for name in _COUNTERS:
             mine[name] += theirs[name]
 
+    def since(self, before: Usage) -> Usage:
+        """The usage counted after `before` was taken from the same counters: each field's difference."""
+        return Usage(**{name: getattr(self, name) - getattr(before, name) for name in Usage.model_fields})
+
     @classmethod
     def sum(cls, usages: Iterable[Usage]) -> Usage:
         """The total of `usages`."""

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ragfacts.bench.official_csv import OFFICIAL_OUTPUT_COLUMNS
 from ragfacts.cli import app
+from ragfacts.report.official_csv import OFFICIAL_OUTPUT_COLUMNS
 from ragfacts.text import delimit
 from tests.methods.test_lface4rag import REFERENCE, SEG1, SEG2, decomposition, names
 from tests.scripted_server import Reply, ScriptedServer

@@ -18,8 +18,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from ragfacts.cli import app
-from tests.bench.test_ray_engine import import_ray_or_skip
 from tests.conftest import TEST_KEY
+from tests.runs.test_ray_engine import import_ray_or_skip
 from tests.scripted_server import Reply
 
 runner = CliRunner()

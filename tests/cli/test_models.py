@@ -49,7 +49,7 @@ def test_models_shows_a_configured_base_url(monkeypatch):
 def test_models_shows_whether_llama_cpp_can_offload_to_a_gpu_and_what_a_local_model_would_use():
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("needs llama-cpp-python")
-    from ragfacts.models.llamacpp import gpu_offload_supported
+    from ragfacts.models.local.llamacpp import gpu_offload_supported
 
     result = runner.invoke(app, ["--json", "-M", "n_ctx=4096", "-M", "n_threads=3", "models"])
     assert result.exit_code == 0, result.output

@@ -9,9 +9,9 @@ from typing import get_args
 import pytest
 from typer.testing import CliRunner
 
-from ragfacts.bench.evaluation import RunSettings
 from ragfacts.cli import app
 from ragfacts.cli._app import main_options
+from ragfacts.runs.evaluation import RunSettings
 from ragfacts.runtime import Settings
 
 runner = CliRunner()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from ragfacts.bench.display import Summary, summary_html
-from ragfacts.bench.report import load_run
 from ragfacts.cli import app
+from ragfacts.report.display import Summary, summary_html
+from ragfacts.report.report import load_run
 from ragfacts.text import delimit
 from tests.methods.test_lface4rag import REFERENCE, SEG1, SEG2, decomposition
 from tests.scripted_server import Reply, ScriptedServer

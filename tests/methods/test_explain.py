@@ -16,7 +16,7 @@ from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_answer
 from ragfacts.methods.precision.explain import differing_clause
 from ragfacts.models import ModelProfile
 from ragfacts.typology import ErrorType
-from tests.models.test_llamacpp import SMOLLM2, needs_model
+from tests.models.local.test_llamacpp import SMOLLM2, needs_model
 from tests.scripted_server import Reply
 
 REFERENCE = "The tower was finished in 1889. It was built for the World's Fair. It is 300 metres tall."
@@ -115,7 +115,7 @@ def test_a_clause_whose_words_are_all_in_the_reference_says_the_relation_may_dif
 @needs_model
 async def test_the_default_on_a_local_model_explains_a_flag_without_generating_a_token():
     """On a GGUF run in-process (SmolLM2-135M here), the default decides and explains by forward passes only."""
-    from ragfacts.models.llamacpp import LlamaCppModel
+    from ragfacts.models.local.llamacpp import LlamaCppModel
     from ragfacts.models.options import LocalModelOptions
 
     model = LlamaCppModel(SMOLLM2, LocalModelOptions(n_ctx=1024))

@@ -16,7 +16,7 @@ from ragfacts.methods.base import create_method
 from ragfacts.methods.fact_head import verify_by_head
 from ragfacts.methods.precision.head import Head
 from ragfacts.models.options import LocalModelOptions
-from tests.models.test_llamacpp import SMOLLM2, needs_model
+from tests.models.local.test_llamacpp import SMOLLM2, needs_model
 
 ANSWER = "Artemisinin was discovered in 1972 by Tu Youyou's team. It treats malaria."
 
@@ -65,7 +65,7 @@ def test_recall_reads_its_own_weights_where_the_head_carries_them_and_the_precis
 
 @needs_model
 async def test_facts_are_scored_one_pass_each_sharing_the_answers_prefix_and_nothing_is_generated():
-    from ragfacts.models.llamacpp import LlamaCppModel
+    from ragfacts.models.local.llamacpp import LlamaCppModel
 
     model = LlamaCppModel(SMOLLM2, LocalModelOptions(n_ctx=1024))
     try:

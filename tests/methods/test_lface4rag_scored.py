@@ -30,8 +30,8 @@ def test_auto_chooses_by_the_model_profile_not_the_backend_name():
 
 
 async def test_a_small_model_declared_for_an_endpoint_is_probed_once_for_log_probabilities(make_model, scripted_server):
-    from ragfacts.bench.runner import prepare
     from ragfacts.methods.base import create_method
+    from ragfacts.runs.planning import prepare
 
     scripted_server.enqueue(yes(0.9))
     model = make_model(size_b=1.5)
@@ -46,9 +46,9 @@ async def test_a_small_model_declared_for_an_endpoint_is_probed_once_for_log_pro
 async def test_an_endpoint_without_log_probabilities_is_refused_up_front_for_scored_strategies(
     make_model, scripted_server
 ):
-    from ragfacts.bench.runner import prepare
     from ragfacts.methods.base import create_method
     from ragfacts.models import ConfigurationError
+    from ragfacts.runs.planning import prepare
 
     model = make_model()
     with pytest.raises(ConfigurationError, match=r"returns no log-probabilities.*sentence_scores"):

@@ -22,9 +22,9 @@ from ragfacts.methods.precision.calibration import fit_logistic
 from ragfacts.methods.precision.head import Head, log_odds, shipped_head
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import ConfigurationError, ModelProfile
-from ragfacts.models.embedded import DEFAULT_MODEL
+from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.models.options import LocalModelOptions
-from tests.models.test_llamacpp import SMOLLM2, needs_model
+from tests.models.local.test_llamacpp import SMOLLM2, needs_model
 
 PAIRS = [  # (reference, answer, faithful)
     ("The bridge opened in 1932 and is 503 metres long.", "The bridge opened in 1932.", True),
@@ -129,7 +129,7 @@ async def test_an_endpoint_has_no_shipped_head_and_cannot_use_a_head_over_hidden
 
 @pytest.fixture(scope="module")
 def tiny():
-    from ragfacts.models.llamacpp import LlamaCppModel
+    from ragfacts.models.local.llamacpp import LlamaCppModel
 
     model = LlamaCppModel(SMOLLM2, LocalModelOptions(n_ctx=1024))
     yield model

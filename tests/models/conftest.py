@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 
 from ragfacts.models import ModelOptions
-from ragfacts.models.openai_compat import OpenAICompatibleModel
+from ragfacts.models.http.openai_compat import OpenAICompatibleModel
 from tests.conftest import TEST_KEY
 from tests.scripted_server import ScriptedServer
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ragfacts.models import FailureKind, Message, UsageLedger
-from ragfacts.models.openai_compat import OpenAICompatibleModel
+from ragfacts.models.http.openai_compat import OpenAICompatibleModel
 from tests.scripted_server import Reply
 
 ASK = [Message(role="user", content="Is the answer supported?")]

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from ragfacts.models import ConfigurationError, ModelOptions
-from ragfacts.models.openai_compat import OpenAICompatibleModel
+from ragfacts.models.http.openai_compat import OpenAICompatibleModel
 from ragfacts.models.options import LocalModelOptions, model_options, options_as
 
 

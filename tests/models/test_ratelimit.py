@@ -8,7 +8,7 @@ import time
 import pytest
 
 from ragfacts.models import Message, ModelOptions, UsageLedger
-from ragfacts.models.openai_compat import OpenAICompatibleModel
+from ragfacts.models.http.openai_compat import OpenAICompatibleModel
 from ragfacts.models.ratelimit import EndpointLimiter, endpoint_limiter, estimated_tokens
 from tests.scripted_server import Reply
 

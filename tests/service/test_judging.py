@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from ragfacts.bench.summary import summarise_method
 from ragfacts.methods.base import Outcome, create_method
+from ragfacts.runs.summary import summarise_method
 from ragfacts.service.judging import gate, item_gate
 
 THRESHOLDS = {"min_consistent": 1.0, "min_faithfulness": 0.5}
@@ -31,7 +31,7 @@ def test_one_answer_is_gated_as_a_one_row_dataset_would_be(outcome):
 
 
 def test_a_failed_gate_says_how_many_uncertain_answers_it_counted_as_not_consistent():
-    from ragfacts.bench.gates import gate_failures, option_name
+    from ragfacts.runs.gates import gate_failures, option_name
 
     outcomes = [Outcome(kind="precision", label=label, score=None) for label in ("consistent", "uncertain")]
     summary = summarise_method("lface4rag", "precision", 2, outcomes)

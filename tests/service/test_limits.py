@@ -117,7 +117,7 @@ async def test_a_local_judgement_past_the_timeout_is_answered_504_and_the_model_
     judged at once instead of queueing behind a generation nobody waits for."""
     from ragfacts.runtime import Settings
     from ragfacts.service import ServiceSettings
-    from tests.models.test_llamacpp import SMOLLM2
+    from tests.models.local.test_llamacpp import SMOLLM2
 
     if SMOLLM2 is None:
         pytest.skip("the SmolLM2 test model is not installed")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragfacts.bench.summary import RESAMPLES, SEED, Estimate, interval_95
+from ragfacts.runs.summary import RESAMPLES, SEED, Estimate, interval_95
 from ragfacts.typology import parse_error_type
 from ragfacts.usage import Usage
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from ragfacts.bench.metrics import ClassificationMetrics, Judged, classification_metrics
 from ragfacts.bench.recall_metrics import RecallMetrics, recall_metrics
-from ragfacts.bench.rundir import RunDir
 from ragfacts.bench.tables import TableData, precision_tables, recall_tables, to_markdown
 from ragfacts.bench.tradeoff import TradeOff, tradeoff_table
 from ragfacts.items import Item
 from ragfacts.methods.verdicts import Verification
+from ragfacts.runs.rundir import RunDir
 from ragfacts.text import detect_lang
 from ragfacts.usage import Usage
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ragfacts.bench.metrics import PREDICTIONS, RULE, ClassificationMetrics, Rate
 from ragfacts.bench.recall_metrics import RecallMetrics
-from ragfacts.bench.summary import Estimate
+from ragfacts.runs.summary import Estimate
 from ragfacts.typology import ErrorType
 from ragfacts.usage import Usage
 

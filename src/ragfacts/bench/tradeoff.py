@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragfacts.bench.metrics import Judged, classification_metrics
-from ragfacts.bench.summary import Estimate
 from ragfacts.bench.tables import TableData
 from ragfacts.items import Item
+from ragfacts.runs.summary import Estimate
 from ragfacts.usage import Usage
 
 BANDS: tuple[tuple[float, float], ...] = ((0.45, 0.55), (0.4, 0.6), (0.3, 0.7), (0.2, 0.8))

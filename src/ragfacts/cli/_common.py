@@ -10,12 +10,12 @@ from typing import Any, NoReturn, TypeVar
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.gates import GateResult, option_name
 from ragfacts.cli._app import EXIT_GATE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_STOPPED, EXIT_USAGE, AppState, fail
 from ragfacts.console import err, ledger_table
 from ragfacts.methods.base import Kind, Method, MethodError, method_of_kind
 from ragfacts.models import ConfigurationError, UsageLedger
 from ragfacts.models.registry import backend_class
+from ragfacts.runs.gates import GateResult, option_name
 from ragfacts.runtime import Runtime
 
 T = TypeVar("T")

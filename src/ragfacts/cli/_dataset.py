@@ -21,16 +21,7 @@ import typer
 from pydantic import Field as PydanticField
 from rich.markup import escape
 
-from ragfacts.bench.applicable import skipped_line
-from ragfacts.bench.evaluation import Evaluation, RunResult, RunSettings, judge_item
-from ragfacts.bench.failures import FailureCensus
-from ragfacts.bench.gates import GATES, check_gates, option_name
-from ragfacts.bench.progress import RunProgress, progress_for
-from ragfacts.bench.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
-from ragfacts.bench.rundir import RunDir, RunError
-from ragfacts.bench.runner import RunPlan, RunReport
 from ragfacts.bench.sampling import stratified_sample
-from ragfacts.bench.summary import summarise_method
 from ragfacts.cli._common import (
     AppState,
     build_runtime,
@@ -53,6 +44,16 @@ from ragfacts.datasets.reader import DatasetError
 from ragfacts.items import Item
 from ragfacts.methods.base import Method, Task
 from ragfacts.models import ConfigurationError
+from ragfacts.runs.applicable import skipped_line
+from ragfacts.runs.evaluation import Evaluation, RunResult, RunSettings, judge_item
+from ragfacts.runs.failures import FailureCensus
+from ragfacts.runs.gates import GATES, check_gates, option_name
+from ragfacts.runs.planning import RunPlan
+from ragfacts.runs.progress import RunProgress, progress_for
+from ragfacts.runs.ray_engine import RayEngine, RayOptions, run_on_ray  # Ray itself is imported when used
+from ragfacts.runs.rundir import RunDir, RunError
+from ragfacts.runs.runner import RunReport
+from ragfacts.runs.summary import summarise_method
 from ragfacts.runtime import Runtime
 
 # Called after the summary with the run's result, for a command's own tables (and files such as --csv-out); what it
@@ -60,7 +61,7 @@ from ragfacts.runtime import Runtime
 AfterRun = Callable[[RunResult], dict[str, Any]]
 
 
-# Thresholds that make the command exit 1, by gate name (`bench.gates.GATES`); a command takes those it names.
+# Thresholds that make the command exit 1, by gate name (`runs.gates.GATES`); a command takes those it names.
 Gates = dict[str, float | None]
 
 

@@ -22,11 +22,6 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.bench.answers import AnswerStore
-from ragfacts.bench.applicable import skipped_line
-from ragfacts.bench.collect import Collection, Questions, collect, read_questions
-from ragfacts.bench.evaluation import Evaluation
-from ragfacts.bench.rundir import RunDir, RunError, check_own_files
 from ragfacts.cli._common import EXIT_STOPPED, AppState, fail, read_text_argument
 from ragfacts.cli._dataset import DatasetRun, parse_mapping, run_dataset
 from ragfacts.cli._method_flags import resolved_parameters, with_parameters
@@ -35,6 +30,11 @@ from ragfacts.datasets.reader import DatasetError
 from ragfacts.endpoints import Answer, EndpointError, EndpointOptions, EndpointRequest, public_url, resolve
 from ragfacts.models import ConfigurationError
 from ragfacts.models.spec import check_credentials, parse_spec
+from ragfacts.runs.answers import AnswerStore
+from ragfacts.runs.applicable import skipped_line
+from ragfacts.runs.collect import Collection, Questions, collect, read_questions
+from ragfacts.runs.evaluation import Evaluation
+from ragfacts.runs.rundir import RunDir, RunError, check_own_files
 from ragfacts.runtime import default_model_spec
 
 _FLAGS: dict[str, str] = {

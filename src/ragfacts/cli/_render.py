@@ -8,11 +8,11 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.bench.display import consistent_text, score_text, upper_text
 from ragfacts.bench.recall_metrics import RecallMetrics
-from ragfacts.bench.summary import RULE, MethodSummary
 from ragfacts.console import err
 from ragfacts.methods.view import ResultView, outcome_view
+from ragfacts.report.display import consistent_text, score_text, upper_text
+from ragfacts.runs.summary import RULE, MethodSummary
 from ragfacts.text import clip
 from ragfacts.typology import ErrorType, named, parse_error_type
 

@@ -15,10 +15,10 @@ from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.bench.display import faithfulness_text, unjudged
-from ragfacts.bench.verdicts import VerdictCounts, VerdictRow
 from ragfacts.cli._render import LABEL_STYLE, show_legend
 from ragfacts.console import err
+from ragfacts.report.display import faithfulness_text, unjudged
+from ragfacts.runs.verdicts import VerdictCounts, VerdictRow
 from ragfacts.text import clip
 
 SNIPPET = 48  # characters of a question or answer in the table (the terminal may cut further)

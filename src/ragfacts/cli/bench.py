@@ -9,8 +9,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.bench.dryrun import estimate_run
-from ragfacts.bench.evaluation import Evaluation, RunResult
 from ragfacts.bench.scoring import bench_tables, score, write_scores
 from ragfacts.bench.tables import to_rich
 from ragfacts.bench.tradeoff import TradeOff, cascade_tradeoff, tradeoff_table
@@ -22,6 +20,8 @@ from ragfacts.console import err, print_json
 from ragfacts.methods.base import Method, MethodError, create_method
 from ragfacts.methods.cascade import Cascade
 from ragfacts.models import ConfigurationError
+from ragfacts.runs.dryrun import estimate_run
+from ragfacts.runs.evaluation import Evaluation, RunResult
 
 
 @app.command()

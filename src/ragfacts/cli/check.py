@@ -7,8 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ragfacts.bench.evaluation import RunResult
-from ragfacts.bench.official_csv import write_official_csv
 from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState, fail, method_for, read_text_argument
 from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, judge_one, run_dataset, with_run_options
@@ -19,6 +17,8 @@ from ragfacts.items import Item
 from ragfacts.methods.base import Outcome
 from ragfacts.methods.lface4rag import CheckResult
 from ragfacts.methods.view import view_of
+from ragfacts.report.official_csv import write_official_csv
+from ragfacts.runs.evaluation import RunResult
 from ragfacts.typology import named
 
 

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from ragfacts.bench.ray_engine import RayOptions
 from ragfacts.cli._app import app
 from ragfacts.cli._common import AppState, fail
 from ragfacts.cli._dataset import DatasetRun, RunOptions, default_output, run_dataset, with_run_options
@@ -26,6 +25,7 @@ from ragfacts.methods.base import (
     parse_option_pairs,
 )
 from ragfacts.methods.precision.options import CheckOptions
+from ragfacts.runs.ray_engine import RayOptions
 
 UNCERTAIN_HELP = CheckOptions.model_fields["uncertain"].description  # declared once, with the option
 

@@ -59,7 +59,7 @@ def backend_status(settings: Settings) -> list[dict[str, object]]:
             "details": api_details,
         }
     ]
-    from ragfacts.models.embedded import embedded_status
+    from ragfacts.models.local.embedded import embedded_status
 
     default_line = embedded_status(ragfacts_home() / "models")
     if importlib.util.find_spec("llama_cpp") is None:
@@ -96,7 +96,7 @@ def backend_status(settings: Settings) -> list[dict[str, object]]:
 
 def local_loading(settings: Settings) -> dict[str, object]:
     """Whether llama.cpp can offload to a GPU, and the context, threads and GPU layers a local model would use."""
-    from ragfacts.models.llamacpp import GPU_BUILD_HINT, LoadSettings, gpu_offload_supported
+    from ragfacts.models.local.llamacpp import GPU_BUILD_HINT, LoadSettings, gpu_offload_supported
     from ragfacts.models.options import LocalModelOptions
 
     gpu = gpu_offload_supported()

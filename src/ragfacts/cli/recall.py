@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.evaluation import RunResult
 from ragfacts.bench.scoring import score
 from ragfacts.cli._app import app
 from ragfacts.cli._common import EXIT_STOPPED, AppState, fail, method_for, read_text_argument, run_with_runtime
@@ -19,6 +18,7 @@ from ragfacts.cli._render import recall_metrics_table
 from ragfacts.console import err, print_json
 from ragfacts.items import Item
 from ragfacts.methods.facts import generate_facts, read_fact_list
+from ragfacts.runs.evaluation import RunResult
 
 
 @app.command()

@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ragfacts.bench.report import load_runs, report_markdown
-from ragfacts.bench.rundir import RunError
 from ragfacts.cli._app import app
 from ragfacts.cli._common import fail
 from ragfacts.console import err
 from ragfacts.files import replace_text
+from ragfacts.report.report import load_runs, report_markdown
+from ragfacts.runs.rundir import RunError
 
 
 @app.command()
@@ -39,7 +39,7 @@ def write_report(runs: list[Path], output: Path) -> None:
     if suffix == ".md":
         text = report_markdown(loaded)
     else:
-        from ragfacts.bench.html_report import render_html
+        from ragfacts.report.html_report import render_html
 
         text = render_html(loaded)
     replace_text(output, text)

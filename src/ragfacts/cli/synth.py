@@ -14,15 +14,15 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from ragfacts.bench.dryrun import estimate_run
-from ragfacts.bench.progress import progress_for
-from ragfacts.bench.rundir import RunError
-from ragfacts.bench.runner import RunPlan
 from ragfacts.cli._app import app
 from ragfacts.cli._common import EXIT_STOPPED, AppState, build_runtime, fail, run_async, show_ledger
 from ragfacts.cli._dataset import RunOptions, parse_mapping, show_report, with_run_options
 from ragfacts.console import err, print_json
 from ragfacts.datasets.reader import DatasetError
+from ragfacts.runs.dryrun import estimate_run
+from ragfacts.runs.planning import RunPlan
+from ragfacts.runs.progress import progress_for
+from ragfacts.runs.rundir import RunError
 from ragfacts.synth import SourceDataset, Synthesiser, SynthOptions, SynthOutput, SynthSummary, Tally, write_dataset
 from ragfacts.typology import named
 

@@ -1,6 +1,6 @@
 """Live RAG services: how to ask one a question over HTTP and read its answer and retrieved contexts.
 
-This package knows no method, dataset or run directory; `ragfacts.bench.collect` asks a whole dataset's
+This package knows no method, dataset or run directory; `ragfacts.runs.collect` asks a whole dataset's
 questions with it and stores the answers in the run directory.
 """
 

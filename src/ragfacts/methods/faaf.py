@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, model_validator
 
 from ragfacts.methods.base import method
-from ragfacts.methods.prompting import estimate
+from ragfacts.methods.prompting import estimate, reask_wording
 from ragfacts.methods.recall import Lang, RecallMethod, RecallResult, recall
 from ragfacts.methods.verdicts import FactVerdict, Verification
 from ragfacts.models import ChatModel, Completion, ConfigurationError, Message
@@ -168,6 +168,7 @@ async def _verify_chunk(
         stage=STAGE,
         prompt_version="+".join([template.id, *field_prompts]),
         lang=lang,
+        reask=reask_wording(lang),
     )
     if not completion.ok:
         message = completion.failure.message if completion.failure else "no reply"

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragfacts.methods.bilingual import in_language, schema_doc, schema_text
+from ragfacts.methods.prompting import reask_wording
 from ragfacts.models import ChatModel, Failure, FailureKind, Message
 from ragfacts.prompts import load_prompt
 from ragfacts.text import delimit, detect_lang, normalise
@@ -57,6 +58,7 @@ async def generate_facts(
         stage=STAGE,
         prompt_version=template.id,
         lang=lang,
+        reask=reask_wording(lang),
     )
     result = GeneratedFacts(
         question=question,

@@ -7,14 +7,15 @@ exactly as `ask` would send it and its tokens (with the schema's) are estimated 
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
 
 from ragfacts.methods.bilingual import in_language
-from ragfacts.models import ChatModel, Completion, Message
+from ragfacts.models import ChatModel, Completion, Message, ReaskWording
 from ragfacts.models.structured import ReplySchema, Shaped, json_schema_of, render_schema
-from ragfacts.prompts import PromptTemplate, load_prompt
+from ragfacts.prompts import LANGS, PromptTemplate, load_prompt
 from ragfacts.text import approx_tokens, delimit
 from ragfacts.usage import Usage
 
@@ -27,6 +28,16 @@ def render(prompt_name: str, lang: str, question: str | None, texts: dict[str, s
     values = {tag: delimit(tag, text) for tag, text in texts.items()}
     values["question"] = delimit("question", question) if question and question.strip() else _NO_QUESTION[lang]
     return prompt, prompt.render(**values)
+
+
+@cache
+def reask_wording(lang: str) -> ReaskWording:
+    """What a re-ask says after a prompt in `lang` (prompts/<lang>/reask.md, reask_truncated.md); English for a
+    language without prompt files. The methods choose it, so the model layer knows no prompt language."""
+    lang = lang if lang in LANGS else "en"
+    again = load_prompt("reask", lang)
+    truncated = load_prompt("reask_truncated", lang).render().rstrip("\n")
+    return ReaskWording(again=lambda errors: again.render(errors=errors).rstrip("\n"), truncated=truncated)
 
 
 async def ask(
@@ -63,6 +74,7 @@ async def ask_with(
         stage=prompt_name,
         prompt_version=prompt.id,
         lang=lang,
+        reask=reask_wording(lang),
         **(params or {}),
     )
 

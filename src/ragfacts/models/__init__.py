@@ -16,6 +16,7 @@ from ragfacts.models.base import ChatModel
 from ragfacts.models.cache import ResponseCache
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import LocalModelOptions, ModelOptions
+from ragfacts.models.reask import ReaskWording
 from ragfacts.models.slots import request_priority
 from ragfacts.models.spec import ModelSpec, api_key_from_env, build_model, parse_spec, ragfacts_home
 from ragfacts.usage import Usage
@@ -34,6 +35,7 @@ __all__ = [
     "ModelProfile",
     "ModelSpec",
     "RawReply",
+    "ReaskWording",
     "Request",
     "ResponseCache",
     "StructuredMode",

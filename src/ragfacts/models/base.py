@@ -24,7 +24,7 @@ from ragfacts.models.cache import ResponseCache
 from ragfacts.models.calls import CallCache, EndpointHealth, counted, failure_of, oversized
 from ragfacts.models.ledger import UsageLedger
 from ragfacts.models.options import ModelOptions, options_as
-from ragfacts.models.reask import reasked, with_schema_text
+from ragfacts.models.reask import PROBLEMS_ONLY, ReaskWording, reasked, with_schema_text
 from ragfacts.models.structured import (
     ReplySchema,
     json_schema_of,
@@ -187,9 +187,14 @@ class ChatModel(Transport, ABC):
         stage: str = "default",
         prompt_version: str | None = None,
         lang: str = "en",
+        reask: ReaskWording | None = None,
         **params: Any,
     ) -> Completion:
-        """Return a Completion; never raises for model or transport failures."""
+        """Return a Completion; never raises for model or transport failures.
+
+        A reply that does not validate is asked again in the caller's `reask` wording (the methods give their prompt's
+        language); without one, the re-ask carries the problems alone. `lang` is the language of the schema's text.
+        """
         request = self._request(messages, schema, lang, self._params(params))
         base = Completion(
             backend=self.backend, model=self.model_id, params=request.params, prompt_version=prompt_version, stage=stage
@@ -199,7 +204,8 @@ class ChatModel(Transport, ABC):
         )
 
         async def compute() -> Completion:
-            return await reasked(self._sent, request, schema, reasks=self.options.reasks, lang=lang, base=base)
+            wording = reask or PROBLEMS_ONLY
+            return await reasked(self._sent, request, schema, reasks=self.options.reasks, wording=wording, base=base)
 
         completion = await self._calls.through(
             key,

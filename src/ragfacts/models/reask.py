@@ -1,22 +1,33 @@
 """Structured replies: the schema shown where the model must see it, the reply validated, and a reply that fails
-validation asked again with what was wrong (in the prompt's language), up to the model's `reasks`."""
+validation asked again with what was wrong, up to the model's `reasks`.
+
+What a re-ask says is the caller's choice (`ReaskWording`): the methods word it in their prompt's language from
+the prompt files (`methods.prompting.reask_wording`); the model layer knows no prompt language.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from ragfacts.models._types import Completion, Failure, FailureKind, Message, RawReply, Request
 from ragfacts.models.structured import ReplySchema, describe_error, parse_reply
-from ragfacts.prompts import LANGS, load_prompt
 from ragfacts.usage import Usage
 
 # Sends one request: its reply, the transport retries it used, and the failure where it got no reply.
 Sender = Callable[[Request, Usage], Awaitable[tuple[RawReply | None, int, Failure | None]]]
 
 
-def model_facing(name: str, lang: str, **values: str) -> str:
-    """A message to the model kept as a prompt file (prompts/<lang>/<name>.md); English for other languages."""
-    return load_prompt(name, lang if lang in LANGS else "en").render(**values).rstrip("\n")
+@dataclass(frozen=True)
+class ReaskWording:
+    """What a re-ask says to the model, in the language of the prompt it follows."""
+
+    again: Callable[[str], str]  # the message asking for a corrected reply, given the problems (one per line)
+    truncated: str  # the problem of a reply cut off at the token limit
+
+
+# Without a wording from the caller a re-ask carries the problems alone: no sentence in any language is chosen here.
+PROBLEMS_ONLY = ReaskWording(again=lambda problems: problems, truncated="- finish_reason: length")
 
 
 def with_schema_text(messages: list[Message], schema_text: str) -> list[Message]:
@@ -29,7 +40,13 @@ def with_schema_text(messages: list[Message], schema_text: str) -> list[Message]
 
 
 async def reasked(
-    send: Sender, request: Request, schema: ReplySchema | None, *, reasks: int, lang: str, base: Completion
+    send: Sender,
+    request: Request,
+    schema: ReplySchema | None,
+    *,
+    reasks: int,
+    wording: ReaskWording = PROBLEMS_ONLY,
+    base: Completion,
 ) -> Completion:
     """The completion of `request`: its reply parsed into `schema` (none: the text as it is), asked again at most
     `reasks` times while the reply does not validate; the last problem is the failure when none does."""
@@ -59,7 +76,7 @@ async def reasked(
             return done
         problems: list[str] = []
         if reply.finish_reason == "length":
-            problems.append(model_facing("reask_truncated", lang))
+            problems.append(wording.truncated)
         try:
             done.parsed = parse_reply(reply.text, schema)
             return done
@@ -71,7 +88,7 @@ async def reasked(
             [
                 *request.messages,
                 Message(role="assistant", content=reply.text),
-                Message(role="user", content=model_facing("reask", lang, errors="\n".join(problems))),
+                Message(role="user", content=wording.again("\n".join(problems))),
             ]
         )
     return done.model_copy(update={"failure": failure, "parsed": None})

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "ragfacts.backends"
 # The built-in backends: their name and the module that registers them, imported when a spec names them.
-BUILT_IN = {"openai": "ragfacts.models.openai_compat", "local": "ragfacts.models.llamacpp"}
+BUILT_IN = {"openai": "ragfacts.models.http.openai_compat", "local": "ragfacts.models.local.llamacpp"}
 BACKENDS: Registry[type[ChatModel]] = Registry(
     "backend", entry_points=ENTRY_POINT_GROUP, built_in=BUILT_IN, error=ConfigurationError
 )

@@ -9,10 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragfacts.bench.evaluation import Evaluation, RunResult, RunSettings
-from ragfacts.bench.evaluation import judge_item as judge_one
-from ragfacts.bench.gates import check_gates
-from ragfacts.bench.summary import Estimate, MethodSummary
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
 from ragfacts.methods.base import (
@@ -26,6 +22,10 @@ from ragfacts.methods.base import (
     parse_method_spec,
 )
 from ragfacts.models import ChatModel
+from ragfacts.runs.evaluation import Evaluation, RunResult, RunSettings
+from ragfacts.runs.evaluation import judge_item as judge_one
+from ragfacts.runs.gates import check_gates
+from ragfacts.runs.summary import Estimate, MethodSummary
 from ragfacts.service.schemas import Gate, GateCheck
 from ragfacts.usage import Usage
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from ragfacts.bench.gates import GATES
 from ragfacts.methods.base import Kind
+from ragfacts.runs.gates import GATES
 
 M = TypeVar("M", bound=BaseModel)
 

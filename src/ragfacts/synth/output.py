@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragfacts.bench.evaluation import RunResult
-from ragfacts.bench.jsonl import RunError, json_line
-from ragfacts.bench.rundir import RunDir
 from ragfacts.files import replacing
 from ragfacts.items import Item
+from ragfacts.runs.evaluation import RunResult
+from ragfacts.runs.jsonl import RunError, json_line
+from ragfacts.runs.rundir import RunDir
 from ragfacts.synth.results import Candidate, SynthResult
 
 
