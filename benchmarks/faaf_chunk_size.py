@@ -22,8 +22,7 @@ from ragfacts.datasets.dataset import Dataset
 from ragfacts.datasets.wikieval import ANSWER_TYPES
 from ragfacts.methods.base import create_method
 from ragfacts.methods.verdicts import Verification
-from ragfacts.runs.evaluation import evaluate_plan
-from ragfacts.runs.planning import RunPlan
+from ragfacts.runs.evaluation import Evaluation
 from ragfacts.runs.progress import LineProgress
 from ragfacts.runs.rundir import RunDir
 from ragfacts.runtime import Runtime, Settings
@@ -34,6 +33,7 @@ from _provenance import files, provenance
 
 def items_with_facts(recall_run: Path) -> list[dict[str, Any]]:
     """The answers of a recall run with the facts generated for them (from its FaaF lines)."""
+    # Reads another run's results file (this script's input); the run it makes is an Evaluation.
     rows = []
     for line in RunDir(recall_run).lines():
         if line["method"] == "faaf" and line["result"]["facts"]:
@@ -46,10 +46,10 @@ async def measure(facts_from: Path, out: Path, model: str | None, base_url: str 
     runtime = Runtime(settings)
     dataset = Dataset.from_rows(items_with_facts(facts_from))
     specs = {size: f"faaf:mode={mode},chunk_size={size}" for size in sizes}
-    plan = RunPlan(dataset=dataset, methods=[create_method(s) for s in specs.values()], model_spec=str(runtime.spec))
+    evaluation = Evaluation(dataset, [create_method(s) for s in specs.values()], output=out / "run")
     try:
         chat = runtime.model()
-        result = await evaluate_plan(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
+        result = await evaluation.run(chat, LineProgress(sys.stderr), model_spec=str(runtime.spec))
         lines = [lines for _, lines in result.judged]
     finally:
         await runtime.aclose()

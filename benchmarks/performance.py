@@ -63,10 +63,8 @@ from ragfacts.methods.base import create_method  # noqa: E402
 from ragfacts.methods.precision.schemas import Decomposition  # noqa: E402
 from ragfacts.models import Message, ModelOptions  # noqa: E402
 from ragfacts.models.http.openai_compat import OpenAICompatibleModel  # noqa: E402
-from ragfacts.runs.evaluation import evaluate_plan  # noqa: E402
-from ragfacts.runs.planning import RunPlan  # noqa: E402
+from ragfacts.runs.evaluation import Evaluation  # noqa: E402
 from ragfacts.runs.progress import NoProgress  # noqa: E402
-from ragfacts.runs.rundir import RunDir  # noqa: E402
 
 KEY = "sk-benchmark"
 LATENCY = 0.2
@@ -127,12 +125,10 @@ def model(url: str, concurrency: int, cache_dir: Path | None = None) -> OpenAICo
 async def run_methods(url: str, specs: list[str], count: int, concurrency: int, out: Path) -> dict[str, Any]:
     """Run `specs` over `count` answers through the evaluation entry; the ledger (for calls and tokens per answer)."""
     chat = model(url, concurrency)
-    plan = RunPlan(
-        dataset=Dataset.from_rows(rows(count)),
-        methods=[create_method(s) for s in specs],
-        in_flight=2 * concurrency,
+    evaluation = Evaluation(
+        Dataset.from_rows(rows(count)), [create_method(s) for s in specs], output=out, in_flight=2 * concurrency
     )
-    report = (await evaluate_plan(RunDir(out), plan, chat, NoProgress())).report
+    report = (await evaluation.run(chat, NoProgress())).report
     await chat.aclose()
     usage = report.usage
     return {"results": report.ran, "calls": usage.calls, "failures": usage.failures, "usage": usage}

@@ -20,10 +20,8 @@ from typing import Any
 
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.methods.base import create_method
-from ragfacts.runs.evaluation import evaluate_plan
-from ragfacts.runs.planning import RunPlan
+from ragfacts.runs.evaluation import Evaluation, RunSettings
 from ragfacts.runs.progress import LineProgress
-from ragfacts.runs.rundir import RunDir
 from ragfacts.runtime import Runtime, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -92,13 +90,16 @@ async def measure(
     try:
         chat = runtime.model()
         for path in data:
-            plan = RunPlan(
-                dataset=Dataset.open(path), methods=[create_method(m) for m in methods], model_spec=str(runtime.spec)
+            evaluation = Evaluation(
+                Dataset.open(path),
+                [create_method(m) for m in methods],
+                RunSettings(limit=limit),
+                output=out / path.stem / "run",
+                in_flight=1,
             )
-            plan.limit, plan.in_flight = limit, 1
-            run_dir = RunDir(out / path.stem / "run")
-            judged = (await evaluate_plan(run_dir, plan, chat, LineProgress(sys.stderr))).judged
-            for method in plan.methods:
+            result = await evaluation.run(chat, LineProgress(sys.stderr), model_spec=str(runtime.spec))
+            judged = result.judged
+            for method in evaluation.methods:
                 rows = [row_of(item, lines[method.spec]) for item, lines in judged if method.spec in lines]
                 if rows:
                     report["results"][f"{path.stem}/{method.spec}"] = {"summary": summarise(rows), "rows": rows}

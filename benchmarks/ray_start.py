@@ -77,17 +77,17 @@ async def child(url: str, count: int, workers: int, directory: Path) -> dict:
 
     from ragfacts.datasets.dataset import Dataset
     from ragfacts.methods.base import create_method
-    from ragfacts.runs.planning import RunPlan
+    from ragfacts.runs.evaluation import Evaluation
     from ragfacts.runs.ray_engine import RayEngine, RayOptions
-    from ragfacts.runs.rundir import RunDir
     from ragfacts.runs.runner import run
     from ragfacts.runtime import Runtime, Settings
 
     data = directory / "rows.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows(count)), encoding="utf-8")
 
-    def plan() -> RunPlan:
-        return RunPlan(dataset=Dataset.open(data), methods=[create_method("lface4rag"), create_method("faaf")])
+    def evaluation(name: str) -> Evaluation:
+        methods = [create_method("lface4rag"), create_method("faaf")]
+        return Evaluation(Dataset.open(data), methods, output=directory / name)
 
     def runtime() -> Runtime:
         return Runtime(Settings(model="openai:scripted", base_url=url, use_cache=False))
@@ -95,10 +95,19 @@ async def child(url: str, count: int, workers: int, directory: Path) -> dict:
     on_ray = runtime()
     engine = RayEngine(RayOptions(workers=workers))
     mark = time.perf_counter()
-    await engine.start(on_ray, plan())
+    on_workers = evaluation("ray")  # in the timed start: it opens the data, as this phase always has
+    # Started here, not by the evaluation's engine (`run_on_ray`), so that the workers' start is timed on its own.
+    await engine.start(on_ray, on_workers.plan)
     timings["workers_ready_s"] = time.perf_counter() - mark
     progress = FirstResult()
-    report = await run(RunDir(directory / "ray"), plan(), on_ray.model(), progress, judge=engine.judge)
+    report = (
+        await on_workers.run(
+            on_ray.model(),
+            progress,
+            # The engine: the runner, judging on the workers started above.
+            engine=lambda run_dir, plan, shown: run(run_dir, plan, on_ray.model(), shown, judge=engine.judge),
+        )
+    ).report
     timings["first_result_s"] = progress.first - progress.started
     timings["ray_results_per_s"] = report.ran / (progress.last - progress.started)
     await engine.close()
@@ -106,7 +115,7 @@ async def child(url: str, count: int, workers: int, directory: Path) -> dict:
 
     here = runtime()
     progress = FirstResult()
-    report = await run(RunDir(directory / "local"), plan(), here.model(), progress)
+    report = (await evaluation("local").run(here.model(), progress)).report
     timings["local_results_per_s"] = report.ran / (progress.last - progress.started)
     await here.aclose()
 

@@ -25,10 +25,8 @@ from ragfacts.datasets.wikieval import ANSWER_TYPES
 from ragfacts.methods.base import create_method
 from ragfacts.methods.prompt_tf import read_verdict
 from ragfacts.methods.verdicts import Verification
-from ragfacts.runs.evaluation import evaluate_plan
-from ragfacts.runs.planning import RunPlan
+from ragfacts.runs.evaluation import Evaluation, RunSettings
 from ragfacts.runs.progress import LineProgress
-from ragfacts.runs.rundir import RunDir
 from ragfacts.runtime import Runtime, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -82,12 +80,16 @@ async def measure(
     """Run every method on every answer into OUT/run, then tabulate; a rerun resumes."""
     settings = Settings(model=model, base_url=base_url, concurrency=concurrency, cache_dir=out / "cache")
     runtime = Runtime(settings)
-    dataset = Dataset.open(data)
-    plan = RunPlan(dataset=dataset, methods=[create_method(m) for m in methods], model_spec=str(runtime.spec))
-    plan.limit, plan.in_flight = limit, concurrency
+    evaluation = Evaluation(
+        Dataset.open(data),
+        [create_method(m) for m in methods],
+        RunSettings(limit=limit),
+        output=out / "run",
+        in_flight=concurrency,
+    )
     try:
         chat = runtime.model()
-        result = await evaluate_plan(RunDir(out / "run"), plan, chat, LineProgress(sys.stderr))
+        result = await evaluation.run(chat, LineProgress(sys.stderr), model_spec=str(runtime.spec))
         report, lines = result.report, [lines for _, lines in result.judged]
     finally:
         await runtime.aclose()
