@@ -34,7 +34,6 @@ from judge_features import load_store, store_dir
 from train_head import (
     DATA,
     HEAD_FILE,
-    PARAPHRASES,
     SEED,
     Model,
     Split,
@@ -331,7 +330,6 @@ def main() -> None:
         default=[
             DATA / "train" / "train.jsonl",
             DATA / "train" / "train_en_rag.jsonl",
-            PARAPHRASES / "paraphrases_train.jsonl",
         ],
     )
     parser.add_argument("--dev", type=Path, default=DATA / "quality" / "dev.jsonl")

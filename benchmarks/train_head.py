@@ -50,7 +50,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 PARAPHRASES = DATA / "paraphrases"  # benchmarks/corpus/build_paraphrases.py
 HEAD_FILE = ROOT / "src" / "ragfacts" / "heads" / "qwen2.5-coder-1.5b-instruct-q4_k_m.json"
-PENALTIES = (3000.0, 1000.0, 300.0, 100.0, 30.0, 10.0)
+# The L2 strengths tried. None below 300: the model's forward pass is not bit-stable (the same prompt evaluated after
+# a different KV prefix moves P(Yes) by up to ~0.05 and state components by up to ~1), and weaker heads amplify
+# that into P(faithful) differences of 0.1 or more between the run that judges and the states the head was fitted on
+# (benchmarks/default_bench.py measures the agreement).
+PENALTIES = (3000.0, 1000.0, 300.0)
 EVIDENCE_PENALTY = 1e-3
 DEV_BOOSTS = (1.0, 4.0, 16.0, 64.0)
 SEED = 20261125
@@ -330,7 +334,6 @@ def main() -> None:
         default=[
             DATA / "train" / "train.jsonl",
             DATA / "train" / "train_en_rag.jsonl",
-            PARAPHRASES / "paraphrases_train.jsonl",
         ],
     )
     parser.add_argument("--dev", type=Path, default=DATA / "quality" / "dev.jsonl")

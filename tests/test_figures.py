@@ -148,3 +148,17 @@ def test_the_provenance_helper_records_the_command_the_commit_the_data_and_the_m
     assert _provenance.files(ROOT / "benchmarks" / "data" / "quality" / "test.jsonl") == {
         "benchmarks/data/quality/test.jsonl": ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
     }
+
+
+def test_the_shipped_default_run_end_to_end_agrees_with_the_replay_its_figures_come_from() -> None:
+    """`ragfacts bench` with the default judge, on a sample of the test split, gives the labels that the replay of the
+    stored states gives (benchmarks/default_bench.py): the figures of benchmarks/train_head.py are the product's."""
+    from ragfacts.methods.precision.head import shipped_head
+    from ragfacts.models.local.embedded import DEFAULT_MODEL
+
+    compared = json.loads((RESULTS / "default_bench.json").read_text(encoding="utf-8"))
+    head = shipped_head(DEFAULT_MODEL.sha256)
+    assert head is not None and compared["head_digest"] == head.digest, "rerun benchmarks/default_bench.py"
+    assert compared["replayed"] == compared["rows"] >= 60
+    assert compared["labels_agreeing"] >= 0.9 * compared["replayed"]
+    assert compared["generated_tokens"] == 0

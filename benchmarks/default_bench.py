@@ -1,0 +1,107 @@
+"""The shipped default reproduced end to end: `ragfacts bench` with the default precision judge, on a stratified
+sample of the quality test split, beside the replay of the same head on the states that
+benchmarks/judge_features.py stored for the same rows (how benchmarks/train_head.py measures it).
+
+Per row: the label each gives and the head's raw P(faithful) each computes (`holistic.raw_probability` in the
+run's results; the head's probability from the stored state in the replay). If the product's path (prompt, hidden
+state, evidence features, threshold, veto) differs from the one the head was trained and measured on, the labels
+disagree here. Also the balanced accuracy of both on the sample.
+
+    python benchmarks/default_bench.py --sample 60 --seed 11 --run /tmp/default-bench
+
+The run directory is resumable. Written to benchmarks/results/default_bench.json with its provenance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import files, provenance
+from judge_features import load_store, store_dir
+from train_head import HEAD_FILE, evidence_flags, load_split, subset_by_ids
+
+from ragfacts.methods.precision.head import Head
+from ragfacts.methods.precision.training import balanced_accuracy
+from ragfacts.models.local.embedded import DEFAULT_MODEL
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
+OUT = ROOT / "benchmarks" / "results" / "default_bench.json"
+
+
+def replay(ids: list[str]) -> dict[str, tuple[float, str]]:
+    """The shipped head on the stored states of these rows: id -> (raw P(faithful), label)."""
+    head = Head.load(HEAD_FILE)
+    split = subset_by_ids(load_split("test", DATA, load_store(store_dir(DEFAULT_MODEL.sha256))), ids)
+    logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
+    chances = 1.0 / (1.0 + np.exp(-(logits + split.evidence @ head.evidence_weights + head.bias)))
+    vetoed = evidence_flags(split) if head.evidence_veto else np.zeros(len(split.rows), dtype=bool)
+    out = {}
+    for row, chance, veto in zip(split.rows, chances, vetoed, strict=True):
+        passed = chance >= head.threshold(row["lang"]) and not veto
+        out[row["id"]] = (float(chance), "consistent" if passed else "inconsistent")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--run", type=Path, default=Path("/tmp/default-bench"))
+    args = parser.parse_args()
+    command = [
+        *("ragfacts", "--json", "--no-cache", "bench", str(DATA), "--methods", "lface4rag"),
+        *("--sample", str(args.sample), "--seed", str(args.seed), "-o", str(args.run)),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(done.stderr[-2000:])
+    lines = [json.loads(line) for line in (args.run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    gold = {
+        row["id"]: row["label"]
+        for row in (json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line)
+    }
+    bench = {line["id"]: (line["result"]["holistic"]["raw_probability"], line["outcome"]["label"]) for line in lines}
+    replayed = replay(list(bench))
+    ids = [i for i in bench if i in replayed]
+    differences = [abs(bench[i][0] - replayed[i][0]) for i in ids]
+    truth = np.array([gold[i] == "consistent" for i in ids], dtype=int)
+    figures: dict[str, Any] = {
+        "provenance": provenance(
+            f"python benchmarks/default_bench.py --sample {args.sample} --seed {args.seed}", files(DATA, HEAD_FILE)
+        ),
+        "bench_command": " ".join(command),
+        "head_digest": Head.load(HEAD_FILE).digest,  # the head compared: a new head needs a new comparison
+        "rows": len(lines),
+        "replayed": len(ids),
+        "labels_agreeing": sum(bench[i][1] == replayed[i][1] for i in ids),
+        "disagreeing_ids": [i for i in ids if bench[i][1] != replayed[i][1]],
+        "probability_difference": {
+            "max": round(max(differences), 4),
+            "median": round(statistics.median(differences), 4),
+        },
+        "balanced_accuracy_on_the_sample": {
+            "bench": round(
+                balanced_accuracy(truth, np.array([bench[i][1] == "consistent" for i in ids], dtype=int)), 4
+            ),
+            "replay": round(
+                balanced_accuracy(truth, np.array([replayed[i][1] == "consistent" for i in ids], dtype=int)), 4
+            ),
+        },
+        "generated_tokens": sum(line["outcome"]["usage"]["completion_tokens"] for line in lines),
+    }
+    OUT.write_text(json.dumps(figures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(figures, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    main()
