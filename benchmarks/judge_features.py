@@ -3,6 +3,13 @@
 For every (reference, answer) pair of the given JSONL files, the holistic_score prompt (the very messages the
 strategy sends, `holistic_request`) is evaluated once by the local model with `hidden_state=True`: the
 1,536-number state at the position where the reply starts, and the log-probabilities of Yes/No there.
+With `--sentences`, each sentence of a multi-sentence answer is then scored alone the same way (the sentence as
+the answer, as the trained head localises a flagged answer), stored under the id `<id>#s<n>`.
+
+Pairs are taken grouped by reference (files in turn, one reference's pairs each), and sentences right after
+their answer, so that the reference's KV cache is reused: only the first prompt of a reference pays for it.
+`--cost` prints the tokens the pending extraction will really evaluate (and the hours at `--rate` tokens/s,
+measured beforehand with bare llama.cpp) without loading the weights.
 
 Resumable and incremental: results are stored in chunks under `--store` (default benchmarks/features/<first 12
 hex of the model's SHA-256>/), each row keyed by SHA-256 of (model SHA-256, prompt id, rendered prompt), so a
@@ -10,6 +17,7 @@ pair is extracted once whatever file or order it comes in, and a killed run lose
 float16 (3 KB a pair), which is how they are committed.
 
     python benchmarks/judge_features.py benchmarks/data/quality/dev.jsonl [more.jsonl ...] [--limit N]
+        [--sentences] [--cost --rate 65]
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from ragfacts.items import Item
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import LocalModelOptions, build_model, parse_spec
 from ragfacts.models.local.embedded import DEFAULT_MODEL
-from ragfacts.text import detect_lang
+from ragfacts.text import detect_lang, split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 20
@@ -80,6 +88,63 @@ def request_key(item: Item, lang: str, model_sha256: str) -> tuple[str, Any]:
     return row_key(model_sha256, prompt_id, messages[0].content), (messages, labels, prompt_id)
 
 
+def sentence_requests(item: Item, lang: str, model_sha256: str) -> list[tuple[str, str, Any]]:
+    """(id, key, request) of each sentence of a multi-sentence answer, as the trained head's localisation of a
+    flagged answer scores it (`trained._localise`: the whole-answer prompt with the sentence alone as the answer);
+    none for a one-sentence answer."""
+    sentences = split_sentences(item.answer) or [item.answer]
+    if len(sentences) < 2:
+        return []
+    requests = []
+    for n, sentence in enumerate(sentences):
+        key, request = request_key(item.model_copy(update={"answer": sentence}), lang, model_sha256)
+        requests.append((f"{item.id}#s{n}", key, request))
+    return requests
+
+
+def plan(paths: list[Path], limit: int | None, sentences: bool, done: set[str], sha: str) -> list[tuple[str, str, Any]]:
+    """(id, key, request) of every pending call in the order they run: files in turn, one reference's pairs from
+    each (KV reuse), every answer's sentences right after it; what is stored already is left out."""
+    queues = []
+    for path in paths:
+        groups: dict[str, list[tuple[str, str, Any]]] = {}
+        pending = 0
+        for item, lang in read_items(path)[:limit]:
+            key, request = request_key(item, lang, sha)
+            calls = [(item.id, key, request)]
+            if sentences:
+                calls += sentence_requests(item, lang, sha)
+            calls = [call for call in calls if call[1] not in done]
+            done.update(call[1] for call in calls)
+            pending += len(calls)
+            if calls:
+                groups.setdefault(item.reference or "", []).extend(calls)
+        print(f"{path}: {pending} calls to make", file=sys.stderr, flush=True)
+        queues.append(list(groups.values()))
+    return [call for turn in itertools.zip_longest(*queues) for group in turn if group for call in group]
+
+
+def cost(order: list[tuple[str, str, Any]], rate: float) -> None:
+    """The tokens the planned calls evaluate with the KV prefix reused, from the GGUF's tokenizer alone."""
+    import llama_cpp
+    from _llama_timing import chat_tokens, common_prefix
+
+    from ragfacts.models.local.embedded import ensure_default_model
+    from ragfacts.models.spec import ragfacts_home
+
+    gguf = ensure_default_model(ragfacts_home() / "models")
+    llama = llama_cpp.Llama(str(gguf), vocab_only=True, verbose=False)
+    total = evaluated = 0
+    previous: list[int] = []
+    for _, _, (messages, _, _) in order:
+        tokens = chat_tokens(llama, [m.model_dump() for m in messages])
+        total += len(tokens)
+        evaluated += len(tokens) - min(common_prefix(previous, tokens), len(tokens) - 1)
+        previous = tokens
+    hours = evaluated / rate / 3600
+    print(f"{len(order)} calls: {total} prompt tokens, {evaluated} evaluated with reuse, {hours:.2f} h at {rate} tok/s")
+
+
 def save_chunk(directory: Path, stem: str, rows: list[dict[str, Any]]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     existing = sorted(directory.glob(f"{stem}-*.npz"))
@@ -100,39 +165,32 @@ def save_chunk(directory: Path, stem: str, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-async def extract(paths: list[Path], limit: int | None, threads: int | None) -> None:
+async def extract(
+    paths: list[Path], limit: int | None, threads: int | None, sentences: bool, rate: float | None
+) -> None:
     sha = DEFAULT_MODEL.sha256
     directory = store_dir(sha)
-    done = set(load_store(directory))
+    order = plan(paths, limit, sentences, set(load_store(directory)), sha)
+    if rate is not None:
+        cost(order, rate)
+        return
     options = LocalModelOptions(n_threads=threads, max_retries=0)
     model = build_model(parse_spec("local"), options)
     try:
-        queues = []
-        for path in paths:
-            pending = []
-            for item, lang in read_items(path)[:limit]:
-                key, request = request_key(item, lang, sha)
-                if key not in done:
-                    pending.append((key, item, request))
-                    done.add(key)
-            print(f"{path}: {len(pending)} pairs to extract", file=sys.stderr, flush=True)
-            queues.append(pending)
-        # Files are taken in turn, one pair each, so that a run stopped at any point has a prefix of every file.
-        order = [entry for group in itertools.zip_longest(*queues) for entry in group if entry is not None]
         stem = "+".join(path.stem for path in paths)
         rows: list[dict[str, Any]] = []
         started = time.perf_counter()
-        for n, (key, item, (messages, labels, prompt_id)) in enumerate(order, 1):
+        for n, (row_id, key, (messages, labels, prompt_id)) in enumerate(order, 1):
             completion = await model.score_labels(messages, labels, prompt_version=prompt_id, hidden_state=True)
             if not completion.ok:
-                print(f"  {item.id}: failed ({completion.failure.message})", file=sys.stderr, flush=True)
+                print(f"  {row_id}: failed ({completion.failure.message})", file=sys.stderr, flush=True)
                 continue
             scores = completion.parsed
             yes, no = labels
             rows.append(
                 {
                     "key": key,
-                    "id": item.id,
+                    "id": row_id,
                     "state": scores.state_vector(),
                     "lp_yes": scores.logprobs[yes] if scores.logprobs[yes] is not None else -30.0,
                     "lp_no": scores.logprobs[no] if scores.logprobs[no] is not None else -30.0,
@@ -143,8 +201,8 @@ async def extract(paths: list[Path], limit: int | None, threads: int | None) -> 
             )
             if len(rows) >= CHUNK or n == len(order):
                 save_chunk(directory, stem, rows)
-                rate = (time.perf_counter() - started) / n
-                print(f"  {n}/{len(order)} · {rate:.2f} s a pair", file=sys.stderr, flush=True)
+                rate_now = (time.perf_counter() - started) / n
+                print(f"  {n}/{len(order)} · {rate_now:.2f} s a call", file=sys.stderr, flush=True)
                 rows = []
     finally:
         await model.aclose()
@@ -155,8 +213,11 @@ def main() -> None:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--limit", type=int, default=None, help="at most this many rows of each file")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--sentences", action="store_true", help="also each sentence of a multi-sentence answer")
+    parser.add_argument("--cost", action="store_true", help="print what the pending calls cost; extract nothing")
+    parser.add_argument("--rate", type=float, default=65.0, help="prompt tokens/s for --cost (measure it first)")
     args = parser.parse_args()
-    asyncio.run(extract(args.paths, args.limit, args.threads))
+    asyncio.run(extract(args.paths, args.limit, args.threads, args.sentences, args.rate if args.cost else None))
 
 
 if __name__ == "__main__":

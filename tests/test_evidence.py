@@ -329,6 +329,18 @@ def test_chinese_person_and_place_names_are_checked_when_asked_for():
     assert find_unsupported("这些东西都很好。", "这里的商品都很好。", chinese_names=True) == []
 
 
+def test_a_chinese_name_jieba_does_not_know_is_found_in_its_place_in_the_reference():
+    pytest.importorskip("jieba")
+    reference = "青蒿素由屠呦呦团队于1972年发现，屠呦呦因此获得诺贝尔奖。"  # jieba reads 屠呦呦 as three words
+    [mismatch] = find_unsupported("青蒿素是袁隆平团队于1972年发现的。", reference, chinese_names=True)
+    assert (mismatch.text, mismatch.reference_candidates) == ("袁隆平", ("屠呦呦",))
+    assert mismatch.explain("zh") == "回答说 袁隆平；参考资料说 屠呦呦"
+    [mismatch] = find_unsupported("梅西在洛杉矶签约。", "梅西在纽约签约，合同为期两年。", chinese_names=True)
+    assert mismatch.reference_candidates == ("纽约",)  # a shorter name in the same place
+    [mismatch] = find_unsupported("该公司由张三创立。", "该公司由李四于2001年创立。", chinese_names=True)
+    assert mismatch.reference_candidates == ()  # "年" before "创立" is no name
+
+
 def test_chinese_names_without_jieba_say_how_to_install_it(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "jieba", None)
     with pytest.raises(ImportError, match="pip install"):

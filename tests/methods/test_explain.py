@@ -58,15 +58,24 @@ async def test_a_flag_with_no_number_or_name_amiss_names_the_differing_clause_an
     assert view.error_types == ["untyped"] and view.flagged[0].text == "It was painted blue by volunteers."
 
 
-async def test_a_chinese_name_the_reference_lacks_is_named_in_chinese(make_model, scripted_server):
+async def test_a_chinese_name_in_place_of_the_references_is_named_beside_it_in_chinese(make_model, scripted_server):
     pytest.importorskip("jieba")
     scripted_server.enqueue(yes(0.2, ("是", "否")))
     reference = "青蒿素由屠呦呦团队于1972年发现。它是一种抗疟药物。"
     result = await check_answer(make_model(), reference, "青蒿素由袁隆平团队于1972年发现。", options=SCORES)
     (segment,) = result.segments
     assert result.lang == "zh" and segment.label is AnswerLabel.INCONSISTENT
-    assert "回答说 袁隆平；参考资料没有提到它" in result.reason and "唯一的句子" in result.reason
-    assert segment.error_types == [ErrorType.HALLUCINATION]  # a name the reference does not state at all
+    assert "回答说 袁隆平；参考资料说 屠呦呦" in result.reason and "唯一的句子" in result.reason
+    assert segment.error_types == [ErrorType.CONTRADICTION]  # a name in place of the reference's: KCont.
+
+
+async def test_a_chinese_name_the_reference_does_not_state_at_all_is_a_hallucination(make_model, scripted_server):
+    pytest.importorskip("jieba")
+    scripted_server.enqueue(yes(0.2, ("是", "否")))
+    reference = "青蒿素是一种抗疟药物，于1972年发现。"
+    result = await check_answer(make_model(), reference, "青蒿素由袁隆平团队于1972年发现。", options=SCORES)
+    assert "回答说 袁隆平；参考资料没有提到它" in result.reason
+    assert result.segments[0].error_types == [ErrorType.HALLUCINATION]
 
 
 async def test_a_failed_generated_explanation_never_changes_the_verdict_nor_completeness(make_model, scripted_server):

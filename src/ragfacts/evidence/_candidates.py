@@ -15,12 +15,15 @@ def reference_candidates(mention: Mention, answer: str, ref: Reference, stated: 
 
     Closest: sharing the most words around them, then nearest in value (or spelling). Left out: those the
     answer states too (they are not what it replaced), names with neither shared words nor a like spelling,
-    and, for a small word number or an ordinal, any that does not count or rank the same word.
+    and, for a small word number or an ordinal, any that does not count or rank the same word. A Chinese name
+    with no such candidate gets the reference's words in its place (`aligned_name`): jieba does not know every
+    name (it reads 屠呦呦 as three words), but "袁隆平团队于1972年" against "屠呦呦团队于1972年" shows what was replaced.
     """
     mentions = ref.entities if mention.kind == "entity" else ref.numeric
     pool = [r for r in mentions if not r.loose and r.value not in stated and _comparable(mention, r)]
     if not pool:
-        return ()
+        aligned = aligned_name(mention, answer, ref.text, stated) if mention.family == "cjk" else None
+        return (aligned,) if aligned else ()
     if mention.weak:  # "three causes" against "two causes", "第三大" against "第二大"; not "two" against "74 players"
         counted = _counted(answer, mention.end)
         pool = [r for r in pool if counted and _counted(ref.text, r.end) == counted]
@@ -37,6 +40,34 @@ def reference_candidates(mention: Mention, answer: str, ref: Reference, stated: 
         if text not in texts:
             texts.append(text)
     return tuple(texts[:3])
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+_ALIGN_CONTEXT = 2  # Chinese characters after the name that must recur after its stand-in in the reference
+_NOT_IN_A_NAME = frozenset("的了是在和与及或由被把为于从对向也都就而并且将已这那其之等个年月日")
+
+
+def aligned_name(mention: Mention, answer: str, reference: str, stated: frozenset[str]) -> str | None:
+    """The reference's characters in the Chinese name's place: a run of two to four Chinese characters followed in
+    the reference by the characters that follow the name in the answer, unless the answer states it or it holds a
+    function word; the closest first (preceded by the name's preceding character too, then nearest in length);
+    None where there is none."""
+    after = answer[mention.end : mention.end + _ALIGN_CONTEXT]
+    before = answer[mention.start - 1 : mention.start] if mention.start else ""
+    if len(after) < _ALIGN_CONTEXT or not _CJK.fullmatch(after):
+        return None
+    found: list[tuple[int, int, str]] = []
+    for match in re.finditer(re.escape(after), reference):
+        for size in range(2, 5):
+            start = match.start() - size
+            run = reference[max(0, start) : match.start()]
+            if start < 0 or not _CJK.fullmatch(run) or run == mention.text or run in stated:
+                continue
+            if any(character in _NOT_IN_A_NAME for character in run):
+                continue
+            same_before = bool(before) and reference[start - 1 : start] == before
+            found.append((0 if same_before else 1, abs(size - (mention.end - mention.start)), run))
+    return min(found)[2] if found else None
 
 
 def _comparable(mention: Mention, ref: Mention) -> bool:

@@ -66,19 +66,11 @@ async def score_statement(
 
     `context` (the sentences before the statement, if any) is shown only to resolve pronouns.
     """
-    name = PROMPT_WITH_CONTEXT if context else PROMPT
-    prompt = load_prompt(name, lang)
-    values = {
-        "question": delimit("question", question) if question and question.strip() else _NO_QUESTION[lang],
-        "reference": delimit("reference", reference),
-        "statement": delimit("statement", statement),
-    }
-    if context:
-        values["preceding_sentences"] = delimit("preceding_sentences", context)
-    yes, no = LABELS[lang]
-    completion = await model.score_labels(
-        [Message(role="user", content=prompt.render(**values))], [yes, no], stage=name, prompt_version=prompt.id
+    messages, (yes, no), prompt_id = statement_request(
+        reference, statement, question=question, lang=lang, context=context
     )
+    name = PROMPT_WITH_CONTEXT if context else PROMPT
+    completion = await model.score_labels(messages, [yes, no], stage=name, prompt_version=prompt_id)
     call = CallRecord.of(completion)
     if not completion.ok:
         return ScoreResult(call=call, threshold=threshold)
@@ -92,6 +84,26 @@ async def score_statement(
         explanation=f"P(supported) = {probability:.2f} {relation} {threshold:.2f}",
         call=call,
     )
+
+
+def statement_request(
+    reference: str, statement: str, *, question: str | None, lang: str, context: str = ""
+) -> tuple[list[Message], list[str], str]:
+    """One sentence's question as the model sees it: messages, the two labels (Yes first), the prompt id.
+
+    Shared by `score_statement` and the benchmark that extracts sentence states (benchmarks/judge_features.py),
+    so that what is trained on is what runs. Its prefix (instructions, reference, question) is the whole-answer
+    prompt's, so a sentence scored after its answer reuses the reference's KV cache.
+    """
+    prompt = load_prompt(PROMPT_WITH_CONTEXT if context else PROMPT, lang)
+    values = {
+        "question": delimit("question", question) if question and question.strip() else _NO_QUESTION[lang],
+        "reference": delimit("reference", reference),
+        "statement": delimit("statement", statement),
+    }
+    if context:
+        values["preceding_sentences"] = delimit("preceding_sentences", context)
+    return [Message(role="user", content=prompt.render(**values))], list(LABELS[lang]), prompt.id
 
 
 def holistic_request(item: Item, lang: str) -> tuple[list[Message], list[str], str]:

@@ -1,0 +1,229 @@
+"""The shipped head on long English RAG answers, typed injections and LFQA's labelled sentences, from stored states.
+
+Replays the states `judge_features.py` stored (nothing is evaluated by the model here) through the head file
+shipped with the package, as `ragfacts check` decides and explains:
+
+- **answers**, per held-out source (`benchmarks/data/rag_en/*_test.jsonl`): balanced accuracy with a bootstrap
+  interval, the share of faithful answers passed and of flawed ones caught, AUC;
+- **typed injections** (`benchmarks/data/injections/injections_test.jsonl`): the share caught per error type of
+  the typology, beside the share of the faithful answers they were injected into that still pass;
+- **localisation** on LFQA's held-out questions, whose sentences three annotators labelled (supported /
+  partially / not_supported; the majority label):
+  - sentence-level F1 of "not supported", each labelled sentence taking the head's probability of the answer's
+    sentence(s) that overlap it (our splitter's sentences, the sentence alone as the answer; `--sentences` in
+    judge_features.py), flagged below the head's threshold for the language: first with every sentence scored
+    ("sentence scores"), then as the report shows it ("as reported": only a flagged answer's sentences are
+    scored, and the sentences that carry its verdict are flagged whatever their score);
+  - of the flagged answers with a sentence labelled not supported, the share whose verdict-carrying sentence
+    (`explain.explain_flagged`'s choice: the sentences with an evidence mismatch, else the least supported one)
+    overlaps such a sentence, beside the share a sentence drawn at random would reach.
+
+Rows not yet extracted are left out and counted ("extracted" beside "rows"): the figures are over what is stored.
+
+    python benchmarks/rag_en_report.py [--write]    # --write: benchmarks/results/rag_en_report.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _provenance import files, provenance
+from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
+from train_head import SEED, Split, evidence_flags, head_predict, interval, load_split
+
+from ragfacts.evidence import find_unsupported
+from ragfacts.methods.precision.explain import in_sentences
+from ragfacts.methods.precision.head import Head, shipped_head
+from ragfacts.methods.precision.training import auc, balanced_accuracy
+from ragfacts.models.local.embedded import DEFAULT_MODEL
+from ragfacts.text import split_sentences
+
+ROOT = Path(__file__).resolve().parents[1]
+RAG_EN = ROOT / "benchmarks" / "data" / "rag_en"
+INJECTIONS = ROOT / "benchmarks" / "data" / "injections" / "injections_test.jsonl"
+SOURCES = ("lfqa", "mtrag", "ares")
+RESULTS = ROOT / "benchmarks" / "results" / "rag_en_report.json"
+
+
+def share(flags: np.ndarray, rng: np.random.Generator) -> dict[str, float] | None:
+    """The share of true values in `flags`, with a bootstrap interval; None for no rows."""
+    if len(flags) == 0:
+        return None
+    return interval(lambda gold, predicted: float(predicted.mean()), flags, flags, rng)
+
+
+def answers(head: Head, split: Split, rng: np.random.Generator) -> dict[str, Any]:
+    """What the head decides on one held-out split's answers."""
+    passed = head_predict(head, split)
+    scores = (
+        split.state @ head.state_weights
+        + head.baseline_weight * split.log_odds
+        + split.evidence @ head.evidence_weights
+    )
+    both = len(set(split.gold.tolist())) == 2
+    return {
+        "rows": split.total,
+        "extracted": len(split.rows),
+        "balanced_accuracy": interval(balanced_accuracy, split.gold, passed, rng) if both else None,
+        "faithful_passed": share(passed[split.gold == 1] == 1, rng),
+        "flawed_caught": share(passed[split.gold == 0] == 0, rng),
+        "auc": round(auc(split.gold, scores), 4) if both else None,
+        "evidence_flagged_faithful": share(evidence_flags(split)[split.gold == 1], rng),
+    }
+
+
+def injections(head: Head, split: Split, types: dict[str, str], rng: np.random.Generator) -> dict[str, Any]:
+    """The share of each injected error type caught, and of the faithful answers passed, per language."""
+    passed = head_predict(head, split)
+    out: dict[str, Any] = {"rows": split.total, "extracted": len(split.rows), "by_type": {}}
+    kinds = [types[r["id"]] or "faithful" for r in split.rows]
+    for kind in sorted(set(kinds)):
+        for lang in ("all", "en", "zh"):
+            mask = np.array([k == kind and lang in ("all", r["lang"]) for k, r in zip(kinds, split.rows, strict=True)])
+            if not mask.any():
+                continue
+            flags = passed[mask] == 1 if kind == "faithful" else passed[mask] == 0
+            out["by_type"].setdefault(kind, {})[lang] = {"n": int(mask.sum()), **(share(flags, rng) or {})}
+    return out
+
+
+def spans(answer: str, texts: list[str], starts: list[int] | None = None) -> list[tuple[int, int]]:
+    """Character spans of consecutive `texts` in `answer` (found in order; `starts` where they are given)."""
+    found, at = [], 0
+    for n, text in enumerate(texts):
+        start = starts[n] if starts is not None else answer.find(text, at)
+        start = at if start < 0 else start
+        found.append((start, start + len(text)))
+        at = start + len(text)
+    return found
+
+
+def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rng: np.random.Generator) -> dict:
+    """Sentence-level F1 of "not supported" on LFQA's held-out answers, and where a flagged answer's flag points."""
+    passed = dict(zip((r["id"] for r in split.rows), head_predict(head, split).tolist(), strict=True))
+    rows = {json.loads(line)["id"]: json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()}
+    gold: list[int] = []
+    scored: list[int] = []
+    reported: list[int] = []
+    hits: list[bool] = []
+    chance: list[float] = []
+    missing = 0
+    for item, lang in read_items(path):
+        if item.id not in passed:
+            continue
+        labelled = rows[item.id]["sentences"]
+        ours = split_sentences(item.answer) or [item.answer]
+        if len(ours) > 1:
+            found = [store.get(key) for _, key, _ in sentence_requests(item, lang, DEFAULT_MODEL.sha256)]
+            if any(f is None for f in found):
+                missing += 1
+                continue
+            probability = [
+                head.probability(
+                    f["state"].astype(np.float64),
+                    f["lp_yes"] - f["lp_no"],
+                    sentence,
+                    item.reference or "",
+                    lang,
+                )
+                for f, sentence in zip(found, ours, strict=True)
+            ]
+        else:
+            whole = store[request_key(item, lang, DEFAULT_MODEL.sha256)[0]]
+            probability = [
+                head.probability(
+                    whole["state"].astype(np.float64),
+                    whole["lp_yes"] - whole["lp_no"],
+                    item.answer,
+                    item.reference or "",
+                    lang,
+                )
+            ]
+        threshold = head.threshold(lang)
+        own = [p < threshold for p in probability]
+        flagged_answer = passed[item.id] == 0
+        mismatches = find_unsupported(item.answer, item.reference or "", lang, chinese_names="auto")
+        carrying = sorted(in_sentences(mismatches, item.answer, ours)) or [int(np.argmin(probability))]
+        shown = [flagged_answer and (n in carrying or own[n]) for n in range(len(ours))]
+        our_spans = spans(item.answer, ours)
+        their_spans = spans(item.answer, [s["text"] for s in labelled], [s["start"] for s in labelled])
+        for sentence, (start, end) in zip(labelled, their_spans, strict=True):
+            overlapping = [n for n, (a, b) in enumerate(our_spans) if a < end and start < b] or [
+                min(range(len(ours)), key=lambda n: abs(our_spans[n][0] - start))
+            ]
+            gold.append(int(sentence["label"] == "not_supported"))
+            scored.append(int(any(own[n] for n in overlapping)))
+            reported.append(int(any(shown[n] for n in overlapping)))
+        bad = [n for n, s in enumerate(labelled) if s["label"] == "not_supported"]
+        if flagged_answer and bad:
+            bad_spans = [their_spans[n] for n in bad]
+            pointing = [any(a < e and s < b for s, e in bad_spans) for a, b in our_spans]
+            hits.append(any(pointing[n] for n in carrying))
+            chance.append(float(np.mean(pointing)))
+    truth = np.asarray(gold)
+    out: dict[str, Any] = {
+        "answers": len(passed) - missing,
+        "answers_without_sentence_states": missing,
+        "sentences": len(gold),
+        "not_supported": int(truth.sum()),
+    }
+    for name, predicted in (("sentence_scores", scored), ("as_reported", reported)):
+        out[name] = interval(f1, truth, np.asarray(predicted), rng)
+    out["flag_points_at_unsupported"] = {
+        "flagged_answers_with_an_unsupported_sentence": len(hits),
+        **(share(np.asarray(hits), rng) or {}),
+        "random_sentence": round(float(np.mean(chance)), 4) if chance else None,
+    }
+    return out
+
+
+def f1(gold: np.ndarray, predicted: np.ndarray) -> float:
+    """F1 of the positive class (1)."""
+    true = int(((gold == 1) & (predicted == 1)).sum())
+    return 2 * true / max(1, int(gold.sum()) + int(predicted.sum()))
+
+
+def loaded(name: str, path: Path, store: dict[str, Any]) -> Split | None:
+    """The stored rows of `path`, or None while none is extracted."""
+    try:
+        return load_split(name, path, store)
+    except SystemExit:
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
+    args = parser.parse_args()
+    head = shipped_head(DEFAULT_MODEL.sha256)
+    assert head is not None
+    store = load_store(store_dir(DEFAULT_MODEL.sha256))
+    rng = np.random.default_rng(SEED)
+    paths = {source: RAG_EN / f"{source}_test.jsonl" for source in SOURCES}
+    report: dict[str, Any] = {"head": head.name, "head_digest": head.digest, "answers": {}}
+    for source, path in paths.items():
+        split = loaded(source, path, store)
+        report["answers"][source] = answers(head, split, rng) if split else {"extracted": 0}
+    types = {
+        json.loads(line)["id"]: json.loads(line).get("error_type")
+        for line in INJECTIONS.read_text(encoding="utf-8").splitlines()
+    }
+    injected = loaded("injections", INJECTIONS, store)
+    report["injections"] = injections(head, injected, types, rng) if injected else {"extracted": 0}
+    lfqa = loaded("lfqa", paths["lfqa"], store)
+    report["localisation_lfqa"] = localisation(head, paths["lfqa"], lfqa, store, rng) if lfqa else {"answers": 0}
+    report["provenance"] = provenance(data=files(*paths.values(), INJECTIONS))
+    text = json.dumps(report, indent=1, ensure_ascii=False)
+    print(text)
+    if args.write:
+        RESULTS.write_text(text + "\n", encoding="utf-8")
+        print(f"written to {RESULTS}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+"""Long answers read sentence by sentence: the answer's state and its sentences' scores decide together.
+
+A last-token state of a 700-character answer dilutes one unsupported sentence. This replays the states that
+`judge_features.py --sentences` stored (each sentence of a multi-sentence answer scored alone, the sentence as the
+answer, after its answer so that the reference's KV cache is reused) and compares, per held-out source:
+
+- "head": the shipped head's P(faithful) of the whole answer against its own thresholds (what ships);
+- "head, dev thresholds": the same probability, thresholds per language chosen on dev;
+- "weakest sentence": the lowest sentence logit alone (an answer of one sentence: its own), dev thresholds;
+- "answer + sentences": a logistic model over [answer logit, lowest sentence logit, mean sentence logit, share of
+  sentences under the head's threshold], fitted on train (each language and label weighing the same), dev
+  thresholds;
+- the same two with a **sentence head** in place of the answer head on sentences: a logistic head over the
+  sentence's state, fitted on LFQA's labelled train sentences (not supported = 0, supported = 1; "partially"
+  left out of fitting), its L2 strength chosen by dev sentence AUC.
+
+Sentence-level F1 of "not supported" on LFQA's dev and test sentences is reported for both sentence scorers,
+flagged below a threshold chosen on dev for F1. Answers whose sentences are not all extracted yet are left out
+and counted. Choices on dev; test is read once.
+
+    python benchmarks/sentence_aggregate.py [--head FILE] [--write]   # --write: results/sentence_aggregate.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _provenance import files, provenance
+from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
+from rag_en_report import f1, spans
+from train_head import SEED, interval
+
+from ragfacts.evidence import feature_vector
+from ragfacts.methods.precision.calibration import fit_logistic
+from ragfacts.methods.precision.head import Head, shipped_head
+from ragfacts.methods.precision.training import auc, balanced_accuracy, best_threshold
+from ragfacts.models.local.embedded import DEFAULT_MODEL
+from ragfacts.text import split_sentences
+
+ROOT = Path(__file__).resolve().parents[1]
+RAG_EN = ROOT / "benchmarks" / "data" / "rag_en"
+SOURCES = ("lfqa", "mtrag", "ares")
+PENALTIES = (3000.0, 1000.0, 300.0)
+RESULTS = ROOT / "benchmarks" / "results" / "sentence_aggregate.json"
+
+
+@dataclass
+class Answer:
+    """One labelled answer as the model read it, whole and sentence by sentence."""
+
+    id: str
+    lang: str
+    source: str
+    gold: int  # 1 = faithful
+    logit: float  # the answer head's, of the whole answer
+    states: np.ndarray  # the sentences' states (the whole answer's for an answer of one sentence)
+    logits: np.ndarray  # the answer head's logit of each sentence
+    labels: list[int | None]  # LFQA: 0 = a sentence labelled not supported overlaps it, 1 = all supported
+
+
+def head_logit(head: Head, found: dict[str, Any], answer: str, reference: str, lang: str) -> float:
+    evidence = np.asarray(feature_vector(answer, reference, lang), dtype=np.float64)
+    return head.logit(found["state"].astype(np.float64), found["lp_yes"] - found["lp_no"], evidence)
+
+
+def sentence_labels(row: dict[str, Any], answer: str, ours: list[str]) -> list[int | None]:
+    """Each of our sentences' label from the labelled sentences it overlaps (None without labels or if partial)."""
+    labelled = row.get("sentences")
+    if not labelled:
+        return [None] * len(ours)
+    theirs = spans(answer, [s["text"] for s in labelled], [s["start"] for s in labelled])
+    out: list[int | None] = []
+    for start, end in spans(answer, ours):
+        over = [s["label"] for s, (a, b) in zip(labelled, theirs, strict=True) if a < end and start < b]
+        out.append(0 if "not_supported" in over else 1 if over and set(over) == {"supported"} else None)
+    return out
+
+
+def load(path: Path, store: dict[str, Any], head: Head) -> tuple[list[Answer], int]:
+    """The answers of `path` whose whole-answer and sentence states are all stored; and how many are not."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    answers, missing = [], 0
+    for row, (item, lang) in zip(rows, read_items(path), strict=True):
+        whole = store.get(request_key(item, lang, DEFAULT_MODEL.sha256)[0])
+        ours = split_sentences(item.answer) or [item.answer]
+        found = [store.get(key) for _, key, _ in sentence_requests(item, lang, DEFAULT_MODEL.sha256)] or [whole]
+        if whole is None or any(f is None for f in found):
+            missing += 1
+            continue
+        reference = item.reference or ""
+        texts = ours if len(ours) > 1 else [item.answer]
+        answers.append(
+            Answer(
+                id=item.id,
+                lang=lang,
+                source=path.stem.rsplit("_", 1)[0],
+                gold=1 if row["label"] == "consistent" else 0,
+                logit=head_logit(head, whole, item.answer, reference, lang),
+                states=np.vstack([f["state"].astype(np.float64) for f in found]),
+                logits=np.array([head_logit(head, f, t, reference, lang) for f, t in zip(found, texts, strict=True)]),
+                labels=sentence_labels(row, item.answer, texts),
+            )
+        )
+    return answers, missing
+
+
+class SentenceHead:
+    """A logistic head over a sentence's state (standardised), fitted on labelled sentences."""
+
+    def fit(self, states: np.ndarray, labels: np.ndarray, penalty: float) -> SentenceHead:
+        self.mean, self.scale = states.mean(axis=0), states.std(axis=0) + 1e-3
+        counts = {c: max(1, int((labels == c).sum())) for c in (0, 1)}
+        weights = np.array([1.0 / counts[int(c)] for c in labels])
+        strength = np.full(states.shape[1], penalty / states.shape[1])
+        self.weights, self.bias = fit_logistic((states - self.mean) / self.scale, labels, strength, weights)
+        return self
+
+    def logits(self, states: np.ndarray) -> np.ndarray:
+        return ((states - self.mean) / self.scale) @ self.weights + self.bias
+
+
+def labelled(answers: list[Answer]) -> tuple[np.ndarray, np.ndarray]:
+    """The states and labels of the sentences that have a label."""
+    pairs = [(a.states[n], label) for a in answers for n, label in enumerate(a.labels) if label is not None]
+    if not pairs:
+        return np.zeros((0, 0)), np.zeros(0)
+    return np.vstack([p[0] for p in pairs]), np.array([p[1] for p in pairs], dtype=np.float64)
+
+
+def features(answers: list[Answer], sentence: Any, cut: dict[str, float]) -> np.ndarray:
+    """[answer logit, lowest, mean, share under the cut] per answer, sentences scored by `sentence`."""
+    rows = []
+    for a in answers:
+        logits = sentence(a)
+        rows.append([a.logit, logits.min(), logits.mean(), float(np.mean(logits < cut.get(a.lang, 0.0)))])
+    return np.asarray(rows)
+
+
+def choose(answers: list[Answer], scores: np.ndarray) -> dict[str, float]:
+    """Thresholds per language with the best balanced accuracy on these answers."""
+    truth = np.array([a.gold for a in answers])
+    found = {}
+    for lang in sorted({a.lang for a in answers}):
+        mask = np.array([a.lang == lang for a in answers])
+        found[lang] = best_threshold(truth[mask], scores[mask]) if len(set(truth[mask])) == 2 else 0.0
+    return found
+
+
+def decided(answers: list[Answer], scores: np.ndarray, cuts: dict[str, float]) -> np.ndarray:
+    return np.array([int(s >= cuts.get(a.lang, 0.0)) for a, s in zip(answers, scores, strict=True)])
+
+
+def report(answers: list[Answer], scores: np.ndarray, cuts: dict[str, float], rng: np.random.Generator) -> dict:
+    out: dict[str, Any] = {}
+    for source in (*SOURCES, "all"):
+        mask = np.array([source in ("all", a.source) for a in answers])
+        truth = np.array([a.gold for a in answers])[mask]
+        if len(set(truth.tolist())) < 2:
+            continue
+        predicted = decided([a for a, m in zip(answers, mask, strict=True) if m], scores[mask], cuts)
+        out[source] = {
+            **interval(balanced_accuracy, truth, predicted, rng),
+            "faithful_passed": round(float(predicted[truth == 1].mean()), 4),
+            "auc": round(auc(truth, scores[mask]), 4),
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--head", type=Path, default=None, help="a head file (default: the shipped one)")
+    parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
+    args = parser.parse_args()
+    head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
+    assert head is not None
+    store = load_store(store_dir(DEFAULT_MODEL.sha256))
+    splits: dict[str, list[Answer]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    paths = [RAG_EN / f"{source}_{split}.jsonl" for split in ("train", "dev", "test") for source in SOURCES]
+    for path in paths:
+        answers, missing = load(path, store, head)
+        split = path.stem.rsplit("_", 1)[1]
+        splits.setdefault(split, []).extend(answers)
+        counts[path.stem] = {"answers": len(answers), "not_extracted": missing}
+    train, dev, test = splits["train"], splits["dev"], splits["test"]
+    rng = np.random.default_rng(SEED)
+    out: dict[str, Any] = {"head": head.name, "head_digest": head.digest, "extracted": counts, "methods": {}}
+    own = {lang: float(np.log(t / (1 - t))) for lang, t in head.thresholds.items()}
+    own_cuts = {a.lang: own.get(a.lang, own.get("default", 0.0)) for a in dev + test}
+
+    def add(name: str, score: Any, cuts: dict[str, float] | None = None) -> None:
+        chosen = cuts or choose(dev, score(dev))
+        out["methods"][name] = {"thresholds": chosen, "dev": report(dev, score(dev), chosen, rng)}
+        out["methods"][name]["test"] = report(test, score(test), chosen, rng)
+
+    add("head", lambda s: np.array([a.logit for a in s]), own_cuts)
+    add("head, dev thresholds", lambda s: np.array([a.logit for a in s]))
+    scorers: dict[str, Any] = {"answer head": lambda a: a.logits}
+    states, labels = labelled(train)
+    if len(labels) and len(set(labels.tolist())) == 2:
+        dev_states, dev_labels = labelled(dev)
+        fitted = {p: SentenceHead().fit(states, labels, p) for p in PENALTIES}
+        penalty = max(PENALTIES, key=lambda p: auc(dev_labels, fitted[p].logits(dev_states)))
+        sentence_head = fitted[penalty]
+        scorers["sentence head"] = lambda a: sentence_head.logits(a.states)
+        out["sentence_head"] = {"penalty": penalty, "train_sentences": len(labels)}
+    for name, sentence in scorers.items():
+        add(f"weakest sentence ({name})", lambda s, f=sentence: np.array([f(a).min() for a in s]))
+        train_x, gold = features(train, sentence, own), np.array([a.gold for a in train], dtype=np.float64)
+        counts_by = {(a.lang, a.gold): sum(1 for b in train if (b.lang, b.gold) == (a.lang, a.gold)) for a in train}
+        weights, bias = fit_logistic(
+            train_x, gold, np.full(4, 1e-3), np.array([1.0 / counts_by[(a.lang, a.gold)] for a in train])
+        )
+        add(f"answer + sentences ({name})", lambda s, f=sentence, w=weights, b=bias: features(s, f, own) @ w + b)
+        out["methods"][f"answer + sentences ({name})"]["weights"] = [round(float(v), 4) for v in (*weights, bias)]
+        out.setdefault("sentence_f1", {})[name] = sentencef1(dev, test, sentence, rng)
+    out["provenance"] = provenance(data=files(*paths))
+    text = json.dumps(out, indent=1, ensure_ascii=False)
+    print(text)
+    if args.write:
+        RESULTS.write_text(text + "\n", encoding="utf-8")
+        print(f"written to {RESULTS}", file=sys.stderr)
+
+
+def sentencef1(dev: list[Answer], test: list[Answer], sentence: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """F1 of "not supported" over labelled sentences, flagged below the cut that gives dev its best F1."""
+
+    def pairs(answers: list[Answer]) -> tuple[np.ndarray, np.ndarray]:
+        got = [(s, label) for a in answers for s, label in zip(sentence(a), a.labels, strict=True) if label is not None]
+        return np.array([g[0] for g in got]), np.array([1 - g[1] for g in got])  # 1 = not supported
+
+    scores, truth = pairs(dev)
+    if not len(truth) or truth.sum() == 0:
+        return {}
+    best = max(np.unique(scores), key=lambda cut: f1(truth, (scores <= cut).astype(int)))
+    test_scores, test_truth = pairs(test)
+    return {
+        "cut": round(float(best), 4),
+        "dev": interval(f1, truth, (scores <= best).astype(int), rng),
+        "test": interval(f1, test_truth, (test_scores <= best).astype(int), rng) if len(test_truth) else None,
+        "test_auc": round(auc(1 - test_truth, test_scores), 4) if len(test_truth) else None,
+    }
+
+
+if __name__ == "__main__":
+    main()
