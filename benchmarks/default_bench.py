@@ -14,10 +14,8 @@ The run directory is resumable. Written to benchmarks/results/default_bench.json
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import files, provenance
+from _quality_sample import DATA, ROOT, bench_sample, sample_arguments
 from judge_features import load_store, store_dir
 from train_head import HEAD_FILE, evidence_flags, load_split, subset_by_ids
 
@@ -33,8 +32,6 @@ from ragfacts.methods.precision.head import Head
 from ragfacts.methods.precision.training import balanced_accuracy
 from ragfacts.models.local.embedded import DEFAULT_MODEL
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
 OUT = ROOT / "benchmarks" / "results" / "default_bench.json"
 
 
@@ -53,18 +50,8 @@ def replay(ids: list[str]) -> dict[str, tuple[float, str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--run", type=Path, default=Path("/tmp/default-bench"))
-    args = parser.parse_args()
-    command = [
-        *("ragfacts", "--json", "--no-cache", "bench", str(DATA), "--methods", "lface4rag"),
-        *("--sample", str(args.sample), "--seed", str(args.seed), "-o", str(args.run)),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(done.stderr[-2000:])
+    args = sample_arguments(__doc__.split("\n\n")[0], 60, 11, Path("/tmp/default-bench"))
+    command, _ = bench_sample(args, "--no-cache")
     lines = [json.loads(line) for line in (args.run / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     gold = {
         row["id"]: row["label"]

@@ -11,10 +11,8 @@ machine).
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,9 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import commit as commit  # re-exported: other scripts import commit and machine from here
 from _provenance import files, provenance
 from _provenance import machine as machine
+from _quality_sample import DATA, ROOT, bench_sample, sample_arguments
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
 OUT = ROOT / "benchmarks" / "results" / "embedded_default.json"
 
 
@@ -64,26 +61,16 @@ def summarise(run: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--run", type=Path, default=Path("/tmp/embedded-default"))
-    args = parser.parse_args()
-    command = [
-        *("ragfacts", "--json", "bench", str(DATA), "--methods", "lface4rag"),
-        *("--sample", str(args.sample), "--seed", str(args.seed), "-o", str(args.run)),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(done.stderr[-2000:])
-    report = json.loads(done.stdout)["bench"]["precision"][0]
+    args = sample_arguments(__doc__.split("\n\n")[0], 40, 7, Path("/tmp/embedded-default"))
+    command, stdout = bench_sample(args)
+    report = json.loads(stdout)["bench"]["precision"][0]
     figures = {
         "provenance": provenance(
             f"python benchmarks/embedded_default.py --sample {args.sample} --seed {args.seed}", files(DATA)
         ),
         "bench_command": " ".join(command),
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
-        "exit_code": done.returncode,
+        "exit_code": 0,  # bench_sample exits on any other
         "balanced_accuracy": report["balanced_accuracy"],
         **summarise(args.run),
     }

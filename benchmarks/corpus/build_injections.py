@@ -30,7 +30,6 @@ which a judge should flag anyway.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -40,6 +39,9 @@ from pathlib import Path
 
 from ragfacts.evidence import answer_mentions
 from ragfacts.text import detect_lang, split_sentences
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus_records import rebuild_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
@@ -319,23 +321,9 @@ def build() -> dict[str, list[dict]]:
     return files
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="compare with the files written, write nothing")
-    args = parser.parse_args()
-    differ = []
-    for name, rows in build().items():
-        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        path = OUT / f"injections_{name}.jsonl"
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                differ.append(path.name)
-        else:
-            OUT.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    if differ:
-        raise SystemExit(f"differs from the build: {', '.join(differ)}")
+def main() -> int:
+    return rebuild_rows(__doc__, build, OUT, "injections")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -35,7 +35,6 @@ The build is deterministic: ``--check`` compares with the files already written.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
@@ -48,6 +47,9 @@ from pathlib import Path
 from ragfacts.evidence import FEATURE_NAMES, feature_vector, find_unsupported
 from ragfacts.methods.precision.training import VETO_FEATURES
 from ragfacts.text import detect_lang, split_sentences
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus_records import rebuild_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
@@ -391,25 +393,9 @@ def build() -> dict[str, list[dict]]:
     return files
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="compare with the files written, write nothing")
-    args = parser.parse_args()
-    built = {
-        name: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows) for name, rows in build().items()
-    }
-    differ = []
-    for name, text in built.items():
-        path = OUT / f"paraphrases_{name}.jsonl"
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                differ.append(path.name)
-        else:
-            OUT.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    if differ:
-        raise SystemExit(f"differs from the build: {', '.join(differ)}")
+def main() -> int:
+    return rebuild_rows(__doc__, build, OUT, "paraphrases")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -38,9 +38,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from pinned import PinnedSource, SourceError
+from corpus_records import LABELS, SEED, dump_jsonl, write_or_check
+from corpus_selection import interleave
+from pinned import PinnedSource, SourceError, add_source_arguments, open_sources, print_digests
 from rag_passages import cut_reference, fingerprints, join_passages
-from rag_sources_read import FIELDS, LABELS, LFQA_ANNOTATIONS, SEED, SOURCE_READERS, Held
+from rag_sources_read import FIELDS, LFQA_ANNOTATIONS, SOURCE_READERS, Held
 from rag_sources_stats import stats_of, summary
 
 MAX_REFERENCE_CHARS = 6000
@@ -98,11 +100,6 @@ PINNED: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
 }
-
-
-class Source(PinnedSource):
-    def __init__(self, name: str, root: Path, pin_only: bool = False) -> None:
-        super().__init__(name, root, *PINNED[name], pin_only=pin_only)
 
 
 # --------------------------------------------------------------------------- groups and splits
@@ -194,21 +191,6 @@ def assign_splits(items: list[dict], seed: int = SEED, train_only: frozenset[str
 # --------------------------------------------------------------------------- order, check, write
 
 
-def interleave(items: list[dict], name: str) -> list[dict]:
-    """Order so that every prefix is a proportional mix of the (stratum, label) strata: a weighted round robin
-    (item j of a stratum of n gets the key (j + 0.5) / n), each stratum shuffled with its own seeded generator."""
-    strata: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for item in items:
-        strata[(item["_stratum"], item["label"])].append(item)
-    keyed = []
-    for key in sorted(strata):
-        members = sorted(strata[key], key=lambda it: it["id"])
-        random.Random(f"{SEED}:rag_en:order:{name}:{key[0]}:{key[1]}").shuffle(members)
-        keyed.extend(((j + 0.5) / len(members), key, item["id"], item) for j, item in enumerate(members))
-    keyed.sort(key=lambda k: k[:3])
-    return [k[3] for k in keyed]
-
-
 def finish(items: list[dict], bound: int) -> None:
     """Cut each reference to ``bound`` characters (0: keep whole) and record the uncut length."""
     for item in items:
@@ -248,13 +230,8 @@ def verify(files: dict[str, list[dict]], held: Held, trained: Held, bound: int) 
         raise SourceError("check failed:\n  " + "\n  ".join(problems[:20]))
 
 
-def _line(item: dict) -> str:
-    line = json.dumps({key: item[key] for key in FIELDS}, ensure_ascii=False)
-    return line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085") + "\n"
-
-
 def build(
-    sources: dict[str, Source], held: Held, trained: Held, bound: int = MAX_REFERENCE_CHARS
+    sources: dict[str, PinnedSource], held: Held, trained: Held, bound: int = MAX_REFERENCE_CHARS
 ) -> tuple[dict[str, list[dict]], dict]:
     """The output files (``<source>_<split>`` -> ordered items) and a report: what was dropped, per source and
     reason, and how many groups were merged across sources or kept in train."""
@@ -286,7 +263,9 @@ def build(
     for name in SOURCES:
         for split in SPLITS:
             rows = [item for item in items if item["_source"] == name and item["_split"] == split]
-            files[f"{name}_{split}"] = interleave(rows, f"{name}_{split}")
+            files[f"{name}_{split}"] = interleave(
+                rows, lambda item: item["_stratum"], f"{SEED}:rag_en:order:{name}_{split}"
+            )
     verify(files, held, trained, bound)
     sources_of: dict[str, set[str]] = defaultdict(set)
     for item in items:
@@ -301,7 +280,7 @@ def build(
 
 def render(files: dict[str, list[dict]], report: dict, bound: int) -> dict[str, bytes]:
     """File name -> bytes: one JSONL file per source and split, and the statistics."""
-    out = {f"{name}.jsonl": "".join(_line(item) for item in rows).encode("utf-8") for name, rows in files.items()}
+    out = {f"{name}.jsonl": dump_jsonl(rows, FIELDS) for name, rows in files.items()}
     stats = stats_of(files, report, bound)
     out[STATS_NAME] = (json.dumps(stats, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     return out
@@ -309,18 +288,14 @@ def render(files: dict[str, list[dict]], report: dict, bound: int) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in SOURCES:
-        parser.add_argument(f"--{name}", type=Path, required=True, help=f"git mirror or checkout of the {name} source")
+    add_source_arguments(parser, SOURCES)
     parser.add_argument("--quality", type=Path, default=Path("benchmarks/data/quality"), help="dev/test to exclude")
     parser.add_argument("--trained", type=Path, default=Path("benchmarks/data/train"), help="training files")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/data/rag_en"))
     parser.add_argument("--max-reference-chars", type=int, default=MAX_REFERENCE_CHARS, help="0: keep whole")
-    parser.add_argument("--check", action="store_true", help="compare with the files in --out, write nothing")
-    parser.add_argument("--print-digests", action="store_true", help="print the SHA-256 of every source file read")
-    parser.add_argument("--no-verify", action="store_true", help="do not check source files against their pins")
     args = parser.parse_args(argv)
 
-    sources = {name: Source(name, getattr(args, name), pin_only=args.no_verify) for name in SOURCES}
+    sources = open_sources(PINNED, args)
     try:
         held = Held.of_files([args.quality / "dev.jsonl", args.quality / "test.jsonl"])
         trained = Held.of_files(sorted(args.trained.glob("*.jsonl")))
@@ -329,27 +304,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.print_digests:
-        for name, src in sources.items():
-            for path, digest in src.digests.items():
-                print(f"{name} {src.commit} {path} {digest}")
+        print_digests(sources)
     rendered = render(files, report, args.max_reference_chars)
     print(summary(json.loads(rendered[STATS_NAME])))
 
-    if args.check:
-        differ = [
-            n for n, data in rendered.items() if not (args.out / n).is_file() or (args.out / n).read_bytes() != data
-        ]
-        for n in differ:
-            print(f"differs from the build: {args.out / n}", file=sys.stderr)
-        if not differ:
-            print(f"{len(rendered)} files match the build: {args.out}")
-        return 1 if differ else 0
-    args.out.mkdir(parents=True, exist_ok=True)
-    for n, data in rendered.items():
-        (args.out / n).write_bytes(data)
-    digest = hashlib.sha256(b"".join(rendered[n] for n in sorted(rendered))).hexdigest()
-    print(f"wrote {len(rendered)} files, {sum(map(len, rendered.values())):,} bytes (SHA-256 of all: {digest})")
-    return 0
+    status = write_or_check({args.out / n: data for n, data in rendered.items()}, args.check)
+    if not args.check:
+        digest = hashlib.sha256(b"".join(rendered[n] for n in sorted(rendered))).hexdigest()
+        print(f"wrote {len(rendered)} files, {sum(map(len, rendered.values())):,} bytes (SHA-256 of all: {digest})")
+    return status
 
 
 if __name__ == "__main__":

@@ -31,45 +31,32 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import io
-import json
 import random
 import statistics
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 
-from pinned import PinnedSource, SourceError
-
-SEED = 20261123  # the quality corpus's seed; every generator here is seeded from it and a name
+from corpus_records import (
+    CONSISTENT,
+    GROUPED_FIELDS,
+    INCONSISTENT,
+    LABELS,
+    SEED,
+    dump_jsonl,
+    duplicate_problems,
+    record,
+    sha16,
+    write_or_check,
+)
+from corpus_selection import HeldOut, balanced, capped_sample, interleave
+from pinned import PinnedSource, SourceError, add_source_arguments, open_sources, print_digests
 
 OUT_NAME = "train_en_rag.jsonl"
 MAX_REFERENCE_CHARS = 2500
 MAX_ANSWER_CHARS = 800
 MIN_WICE_REFERENCE_CHARS = 200  # a few oracle chunks of unsupported claims are page debris ("(41)", dates)
-MIN_SHARED_SEGMENT_CHARS = 40  # as build_train_corpus.py: a shared reference line of this length excludes an item
-
-CONSISTENT = "consistent"
-INCONSISTENT = "inconsistent"
-LABELS = (CONSISTENT, INCONSISTENT)
-
-FIELDS = (
-    "id",
-    "lang",
-    "question",
-    "reference",
-    "answer",
-    "label",
-    "error_type",
-    "source",
-    "licence",
-    "source_id",
-    "source_model",
-    "task",
-    "group",
-)
 
 WICE_SPLITS = ("dev", "test")  # the claim-level train split is absent from the stored snapshot (too large)
 WICE_CHUNKS = "code_and_resources/entailment_inputs/oracle_chunks/claim/{}.jsonl"
@@ -118,76 +105,14 @@ BEGIN_PER_LABEL = {"wow": 200, "cmu": 200, "tc": 200}  # cmu and tc hold far few
 BEGIN_MAX_PER_KNOWLEDGE = 2  # responses per knowledge snippet and label (each was answered by four models)
 
 
-class Source(PinnedSource):
-    def __init__(self, name: str, root: Path, pin_only: bool = False) -> None:
-        super().__init__(name, root, *PINNED[name], pin_only=pin_only)
-
-
-def _sha16(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _item(**fields: object) -> dict:
-    return {key: fields.get(key) for key in FIELDS}
-
-
 def _fits(reference: str, answer: str) -> bool:
     return 0 < len(reference) <= MAX_REFERENCE_CHARS and 0 < len(answer) <= MAX_ANSWER_CHARS
-
-
-def _segments(reference: str) -> set[str]:
-    return {s.strip() for s in reference.split("\n") if len(s.strip()) >= MIN_SHARED_SEGMENT_CHARS}
-
-
-class Held:
-    """Reference texts, reference lines and ids of the quality corpus (dev + test)."""
-
-    def __init__(self, quality_dir: Path) -> None:
-        records: list[dict] = []
-        for name in ("dev.jsonl", "test.jsonl"):
-            path = quality_dir / name
-            if not path.is_file():
-                raise SourceError(f"{path} is missing: the training file is defined against it")
-            records.extend(json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip())
-        self.references = {r["reference"] for r in records}
-        self.segments: set[str] = set()
-        for r in records:
-            self.segments |= _segments(r["reference"])
-        self.ids = {r["id"] for r in records}
-
-    def shares(self, reference: str) -> bool:
-        if reference in self.references or _segments(reference) & self.segments:
-            return True
-        # a dev/test reference contained in this one (or the reverse), e.g. one passage of several
-        return any(
-            len(ref) >= MIN_SHARED_SEGMENT_CHARS and (ref in reference or reference in ref) for ref in self.references
-        )
-
-
-def _capped_sample(pool: list[dict], rng: random.Random, n: int, cap: int) -> list[dict]:
-    """Shuffle ``pool`` (sorted by id first) and take up to ``n`` items, at most ``cap`` per group."""
-    pool = sorted(pool, key=lambda it: it["id"])
-    rng.shuffle(pool)
-    taken: Counter[str] = Counter()
-    chosen: list[dict] = []
-    for item in pool:
-        if len(chosen) == n:
-            break
-        if taken[item["group"]] >= cap:
-            continue
-        taken[item["group"]] += 1
-        chosen.append(item)
-    return chosen
-
-
-def _available(pool: list[dict], cap: int) -> int:
-    return sum(min(cap, k) for k in Counter(item["group"] for item in pool).values())
 
 
 # --------------------------------------------------------------------------- WiCE
 
 
-def wice_items(src: Source, held: Held) -> list[dict]:
+def wice_items(src: PinnedSource, held: HeldOut) -> list[dict]:
     """One oracle chunk per claim (drawn at random among the annotators' chunks).
 
     supported -> consistent; not_supported / partially_supported -> inconsistent (error_type = the WiCE label).
@@ -197,7 +122,7 @@ def wice_items(src: Source, held: Held) -> list[dict]:
     for split in WICE_SPLITS:
         page_of = {}
         for row in src.jsonl(WICE_ARTICLES.format(split)):
-            page_of[row["meta"]["id"]] = _sha16("\n".join(s.strip() for s in row["evidence"]))
+            page_of[row["meta"]["id"]] = sha16("\n".join(s.strip() for s in row["evidence"]))
         chunks: dict[str, list[tuple[int, dict]]] = defaultdict(list)
         for line, row in enumerate(src.jsonl(WICE_CHUNKS.format(split)), start=1):
             chunks[row["meta"]["id"]].append((line, row))
@@ -214,7 +139,7 @@ def wice_items(src: Source, held: Held) -> list[dict]:
                 continue
             label = row["label"]
             pools[label].append(
-                _item(
+                record(
                     id=f"wice-en-{claim_id}",
                     lang="en",
                     question=None,
@@ -232,16 +157,16 @@ def wice_items(src: Source, held: Held) -> list[dict]:
             )
     cap = 10**6  # one item per claim already; claims citing one page share a group but are all allowed
     n = min(WICE_PER_LABEL, len(pools["supported"]), len(pools["not_supported"]) + len(pools["partially_supported"]))
-    chosen = _capped_sample(pools["supported"], rng, n, cap)
-    not_supported = _capped_sample(pools["not_supported"], rng, n // 2, cap)
-    chosen += not_supported + _capped_sample(pools["partially_supported"], rng, n - len(not_supported), cap)
+    chosen = capped_sample(pools["supported"], rng, n, cap)
+    not_supported = capped_sample(pools["not_supported"], rng, n // 2, cap)
+    chosen += not_supported + capped_sample(pools["partially_supported"], rng, n - len(not_supported), cap)
     return chosen
 
 
 # --------------------------------------------------------------------------- BEGIN
 
 
-def _begin_rows(src: Source, path: str) -> list[tuple[int, dict]]:
+def _begin_rows(src: PinnedSource, path: str) -> list[tuple[int, dict]]:
     reader = csv.reader(io.StringIO(src.text(path), newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
     header = next(reader)
     if header != BEGIN_COLUMNS:
@@ -254,7 +179,7 @@ def _begin_rows(src: Source, path: str) -> list[tuple[int, dict]]:
     return rows
 
 
-def begin_items(src: Source, held: Held) -> list[dict]:
+def begin_items(src: PinnedSource, held: HeldOut) -> list[dict]:
     """Fully attributable -> consistent; Not fully attributable -> inconsistent; Generic -> left out."""
     chosen: list[dict] = []
     for part, paths in BEGIN_FILES.items():
@@ -276,7 +201,7 @@ def begin_items(src: Source, held: Held) -> list[dict]:
                 if not _fits(reference, answer) or held.shares(reference):
                     continue
                 pools[label].append(
-                    _item(
+                    record(
                         id=f"begin-en-{part}-{split}-{line:05d}",
                         lang="en",
                         question=question,
@@ -289,7 +214,7 @@ def begin_items(src: Source, held: Held) -> list[dict]:
                         source_id=f"{path}#line={line}",
                         source_model=row["model_name"],
                         task="Dialogue",
-                        group=f"begin:{part}:{_sha16(reference)}",
+                        group=f"begin:{part}:{sha16(reference)}",
                     )
                 )
         # identical responses of several models to one snippet: keep one (the first line), none if labels differ
@@ -307,9 +232,7 @@ def begin_items(src: Source, held: Held) -> list[dict]:
                     kept.append(item)
             pools[label] = kept
         rng = random.Random(f"{SEED}:en_rag:begin:{part}")
-        n = min(BEGIN_PER_LABEL[part], *(_available(pools[label], BEGIN_MAX_PER_KNOWLEDGE) for label in LABELS))
-        for label in LABELS:
-            chosen.extend(_capped_sample(pools[label], rng, n, BEGIN_MAX_PER_KNOWLEDGE))
+        chosen.extend(balanced(pools, rng, BEGIN_PER_LABEL[part], BEGIN_MAX_PER_KNOWLEDGE))
     return chosen
 
 
@@ -322,32 +245,9 @@ def _stratum(item: dict) -> str:
     return parts[0] if parts[0] == "wice" else f"{parts[0]}-{parts[2]}"
 
 
-def interleave(items: list[dict]) -> list[dict]:
-    """Order so that every prefix is a proportional mix of the (source, label) strata.
-
-    Each stratum is shuffled with its own seeded generator; item j of a stratum of n items gets the position key
-    (j + 0.5) / n, and the file is sorted by that key (ties by stratum name): a weighted round robin.
-    """
-    strata: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for item in items:
-        strata[(_stratum(item), item["label"])].append(item)
-    keyed = []
-    for key in sorted(strata):
-        members = sorted(strata[key], key=lambda it: it["id"])
-        random.Random(f"{SEED}:en_rag:order:{key[0]}:{key[1]}").shuffle(members)
-        n = len(members)
-        keyed.extend(((j + 0.5) / n, key, item["id"], item) for j, item in enumerate(members))
-    keyed.sort(key=lambda k: k[:3])
-    return [k[3] for k in keyed]
-
-
-def verify(items: list[dict], held: Held) -> None:
+def verify(items: list[dict], held: HeldOut) -> None:
     """Fail unless every item is well-formed and shares no reference, reference line or id with dev/test."""
-    problems = []
-    ids = Counter(item["id"] for item in items)
-    problems += [f"duplicate id {i}" for i, n in ids.items() if n > 1]
-    pairs = Counter((item["reference"], item["answer"]) for item in items)
-    problems += [f"duplicate reference+answer pair: {pair[1][:60]!r}" for pair, n in pairs.items() if n > 1]
+    problems = duplicate_problems(items)
     for item in items:
         if item["id"] in held.ids:
             problems.append(f"{item['id']}: id also in dev/test")
@@ -363,16 +263,6 @@ def verify(items: list[dict], held: Held) -> None:
             problems.append(f"{stratum}: labels not balanced ({dict(labels)})")
     if problems:
         raise SourceError("check failed:\n  " + "\n  ".join(problems[:20]))
-
-
-def _line(item: dict) -> str:
-    record = {key: item[key] for key in FIELDS}
-    line = json.dumps(record, ensure_ascii=False)
-    return line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085") + "\n"
-
-
-def _dump(items: Iterable[dict]) -> str:
-    return "".join(_line(item) for item in items)
 
 
 def summary(items: list[dict]) -> str:
@@ -398,46 +288,30 @@ def summary(items: list[dict]) -> str:
     return "\n".join(out)
 
 
-def build(sources: dict[str, Source], held: Held) -> list[dict]:
+def build(sources: dict[str, PinnedSource], held: HeldOut) -> list[dict]:
     items = wice_items(sources["wice"], held) + begin_items(sources["begin"], held)
-    ordered = interleave(items)
+    ordered = interleave(items, _stratum, f"{SEED}:en_rag:order")
     verify(ordered, held)
     return ordered
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in PINNED:
-        parser.add_argument(f"--{name}", type=Path, required=True, help=f"git mirror or checkout of the {name} source")
+    add_source_arguments(parser, PINNED)
     parser.add_argument("--quality", type=Path, default=Path("benchmarks/data/quality"), help="dev/test to exclude")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/data/train"), help=f"writes {OUT_NAME} here")
-    parser.add_argument("--check", action="store_true", help="compare with the file in --out, write nothing")
-    parser.add_argument("--print-digests", action="store_true", help="print the SHA-256 of every source file read")
-    parser.add_argument("--no-verify", action="store_true", help="do not check source files against their pins")
     args = parser.parse_args(argv)
 
-    sources = {name: Source(name, getattr(args, name), pin_only=args.no_verify) for name in PINNED}
+    sources = open_sources(PINNED, args)
     try:
-        items = build(sources, Held(args.quality))
+        items = build(sources, HeldOut.of_files([args.quality / "dev.jsonl", args.quality / "test.jsonl"]))
     except SourceError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.print_digests:
-        for name, src in sources.items():
-            for path, digest in src.digests.items():
-                print(f"{name} {src.commit} {path} {digest}")
+        print_digests(sources)
     print(summary(items))
-
-    target, text = args.out / OUT_NAME, _dump(items)
-    if args.check:
-        if not target.is_file() or target.read_bytes() != text.encode("utf-8"):
-            print(f"differs from the build: {target}", file=sys.stderr)
-            return 1
-        print(f"file matches the build: {target}")
-        return 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(text.encode("utf-8"))
-    return 0
+    return write_or_check({args.out / OUT_NAME: dump_jsonl(items, GROUPED_FIELDS)}, args.check)
 
 
 if __name__ == "__main__":

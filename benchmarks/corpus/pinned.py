@@ -7,10 +7,11 @@ byte-for-byte identical or fails saying which file differs.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 
@@ -77,3 +78,27 @@ class PinnedSource:
 
     def jsonl(self, path: str) -> list[dict]:
         return [json.loads(line) for line in self.text(path).split("\n") if line.strip()]
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
+    """Add a required ``--<name>`` path per source, and ``--check``, ``--print-digests`` and ``--no-verify``."""
+    for name in names:
+        parser.add_argument(f"--{name}", type=Path, required=True, help=f"git mirror or checkout of the {name} source")
+    parser.add_argument("--check", action="store_true", help="compare with the files in --out, write nothing")
+    parser.add_argument("--print-digests", action="store_true", help="print the SHA-256 of every source file read")
+    parser.add_argument("--no-verify", action="store_true", help="do not check source files against their pins")
+
+
+def open_sources(pinned: Mapping[str, tuple[str, dict[str, str]]], args: argparse.Namespace) -> dict[str, PinnedSource]:
+    """One source per entry of ``pinned`` (name -> (commit, {path: sha256})), at the path given as ``--<name>``."""
+    return {
+        name: PinnedSource(name, getattr(args, name), commit, files, pin_only=args.no_verify)
+        for name, (commit, files) in pinned.items()
+    }
+
+
+def print_digests(sources: Mapping[str, PinnedSource]) -> None:
+    """Print the SHA-256 of every file read, one line each: source, commit, path, digest."""
+    for name, src in sources.items():
+        for path, digest in src.digests.items():
+            print(f"{name} {src.commit} {path} {digest}")

@@ -9,42 +9,23 @@ group), ``_links`` (more keys that join groups), ``_passages`` (the reference as
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
+from corpus_records import CONSISTENT, GROUPED_FIELDS, INCONSISTENT, SEED, sha16
+from corpus_selection import HeldOut
 from pinned import SourceError
 from rag_passages import fingerprints
 
-SEED = 20261123  # the quality corpus's seed; every generator of the build is seeded from it and a name
-CONSISTENT = "consistent"
-INCONSISTENT = "inconsistent"
-LABELS = (CONSISTENT, INCONSISTENT)
 FIELDS = (
-    "id",
-    "lang",
-    "question",
-    "reference",
-    "answer",
-    "label",
-    "error_type",
-    "source",
-    "licence",
-    "source_id",
-    "source_model",
-    "task",
-    "group",
+    *GROUPED_FIELDS,
     "reference_chars",  # the uncut reference's length: equal to len(reference) unless the reference was cut
     "sentences",  # LFQA: [{text, start, label, votes}] in answer order; null elsewhere
     "votes",  # the annotators' answer-level votes where the source gives them (MTRAG: 1-4 each); null elsewhere
 )
-MIN_SHARED_SEGMENT_CHARS = 40  # as the other builders: a shared reference line of this length is a shared document
-
 LICENCES = {
     "lfqa": "none stated (the repository has no licence file); used for training and measurement",
     "mtrag": "Apache-2.0",
@@ -90,10 +71,6 @@ SUMMARY_FILES = {  # dataset -> (path, name, source)
 SUMMEVAL_MAX_PER_ARTICLE = 2  # summaries per article and label (16 systems summarised each of its 100 articles)
 
 
-def _sha16(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 def _item(**fields: Any) -> dict:
     found = {key: fields.get(key) for key in FIELDS}
     found.update({key: value for key, value in fields.items() if key.startswith("_")})
@@ -102,40 +79,21 @@ def _item(**fields: Any) -> dict:
     return found
 
 
-def _segments(reference: str) -> set[str]:
-    return {s.strip() for s in reference.split("\n") if len(s.strip()) >= MIN_SHARED_SEGMENT_CHARS}
-
-
-class Held:
+class Held(HeldOut):
     """References of records that new items may not share: texts, lines of 40+ characters, sentences, ids."""
 
     def __init__(self, records: Iterable[dict]) -> None:
-        self.references: set[str] = set()
-        self.segments: set[str] = set()
+        super().__init__(records)
         self.fingerprints: set[str] = set()
-        self.ids: set[str] = set()
-        for record in records:
-            self.references.add(record["reference"])
-            self.segments |= _segments(record["reference"])
+        for record in self.records:
             self.fingerprints |= fingerprints(record["reference"])
-            self.ids.add(record["id"])
-        self._long = sorted(r for r in self.references if len(r) >= MIN_SHARED_SEGMENT_CHARS)
-
-    @classmethod
-    def of_files(cls, paths: Iterable[Path]) -> Held:
-        records: list[dict] = []
-        for path in paths:
-            if not path.is_file():
-                raise SourceError(f"{path} is missing: the split is defined against it")
-            records.extend(json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip())
-        return cls(records)
 
     def shares(self, reference: str) -> bool:
-        if reference in self.references or _segments(reference) & self.segments:
-            return True
-        if fingerprints(reference) & self.fingerprints:
-            return True
-        return any(ref in reference or reference in ref for ref in self._long)
+        """True if ``reference`` is, has a line or a sentence (``fingerprints``) of, contains or is contained in a
+        held reference."""
+        return (
+            self.shares_text(reference) or bool(fingerprints(reference) & self.fingerprints) or self.overlaps(reference)
+        )
 
 
 # --------------------------------------------------------------------------- LFQA-Verification
@@ -314,7 +272,7 @@ def ares_items(src: Any) -> tuple[list[dict], Counter[str]]:
                 source_id=f"{ARES_FILE}#line={line}",
                 task="RAG-QA",
                 _source="ares",
-                _group=f"ares:{_sha16(document)}",
+                _group=f"ares:{sha16(document)}",
                 _links={f"ares-url:{row['Sources'].strip()}"},
                 _passages=[document],
                 _anchor=answer,
@@ -409,7 +367,7 @@ def summary_items(src: Any) -> tuple[list[dict], Counter[str]]:
             grounding, summary = row["grounding"].strip(), row["generated_text"].strip()
             if dataset == "frank":  # the TRUE copy escapes apostrophes in FRANK's XSum summaries only: a label cue
                 summary = summary.replace("\\'", "'")
-            article = row.get("hash") or row.get("id") or _sha16(grounding)
+            article = row.get("hash") or row.get("id") or sha16(grounding)
             labels_of[(grounding, summary)].add(label)
             found.append((int(row[""]), label, grounding, summary, article, row.get("model") or None))
         seen: set[tuple[str, str]] = set()
