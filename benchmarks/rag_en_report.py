@@ -1,7 +1,7 @@
 """The shipped head on long English RAG answers, typed injections and LFQA's labelled sentences, from stored states.
 
 Replays the states `judge_features.py` stored (nothing is evaluated by the model here) through the head file
-shipped with the package, as `ragfacts check` decides and explains:
+shipped with the package (or `--head FILE`), as `ragfacts check` decides and explains:
 
 - **answers**, per held-out source (`benchmarks/data/rag_en/*_test.jsonl`): balanced accuracy with a bootstrap
   interval, the share of faithful answers passed and of flawed ones caught, AUC;
@@ -20,7 +20,7 @@ shipped with the package, as `ragfacts check` decides and explains:
 
 Rows not yet extracted are left out and counted ("extracted" beside "rows"): the figures are over what is stored.
 
-    python benchmarks/rag_en_report.py [--write]    # --write: benchmarks/results/rag_en_report.json
+    python benchmarks/rag_en_report.py [--head FILE] [--write]    # --write: benchmarks/results/rag_en_report.json
 """
 
 from __future__ import annotations
@@ -198,9 +198,10 @@ def loaded(name: str, path: Path, store: dict[str, Any]) -> Split | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--head", type=Path, default=None, help="a head file (default: the shipped one)")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
     args = parser.parse_args()
-    head = shipped_head(DEFAULT_MODEL.sha256)
+    head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
     store = load_store(store_dir(DEFAULT_MODEL.sha256))
     rng = np.random.default_rng(SEED)

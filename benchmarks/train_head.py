@@ -19,6 +19,7 @@ other folds), its thresholds by out-of-fold dev balanced accuracy, and the veto 
 read once, after every choice. Intervals: bootstrap 95%, 2,000 resamples of items.
 
     python benchmarks/train_head.py [--write-head] [--out benchmarks/results/trained_head.json]
+        [--train FILE ...] [--dev FILE ...] [--held-out FILE ...]
     python benchmarks/calibration.py --write-head  # after --write-head: calibrate the new head
 """
 
@@ -336,8 +337,15 @@ def main() -> None:
             DATA / "train" / "train_en_rag.jsonl",
         ],
     )
-    parser.add_argument("--dev", type=Path, default=DATA / "quality" / "dev.jsonl")
+    parser.add_argument("--dev", type=Path, nargs="+", default=[DATA / "quality" / "dev.jsonl"])
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
+    parser.add_argument(
+        "--held-out",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="more test files (e.g. benchmarks/data/rag_en/lfqa_test.jsonl), each reported in its own rows",
+    )
     parser.add_argument("--ragtruth", type=Path, default=DATA / "ragtruth" / "test.jsonl")
     parser.add_argument("--write-head", action="store_true", help=f"write the best head on dev to {HEAD_FILE}")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "trained_head.json")
@@ -351,9 +359,14 @@ def main() -> None:
         except SystemExit as missing:
             print(missing, file=sys.stderr)
     train = concat("train", *parts)
-    dev = load_split("dev", args.dev, store)
+    dev = concat("dev", *(load_split("dev", path, store) for path in args.dev))
     test = load_split("test", args.test, store)
     finals = [test]
+    for path in args.held_out:
+        try:
+            finals.append(load_split(path.stem, path, store))
+        except SystemExit as missing:
+            print(missing, file=sys.stderr)
     if args.ragtruth.is_file():
         try:
             finals.append(load_split("ragtruth_test", args.ragtruth, store))
@@ -447,7 +460,8 @@ def main() -> None:
         for lang in ("en", "zh"):
             for gold, name in ((1, "faithful"), (0, "flawed")):
                 mask = np.array([r["lang"] == lang for r in split.rows]) & (split.gold == gold)
-                flags.setdefault(split.name, {})[f"{lang} {name}"] = round(float(flagged[mask].mean()), 4)
+                if mask.any():
+                    flags.setdefault(split.name, {})[f"{lang} {name}"] = round(float(flagged[mask].mean()), 4)
 
     sizes = {s.name: {"extracted": len(s.rows), "rows": s.total} for s in (train, dev, *finals)}
     timing = {
@@ -456,7 +470,7 @@ def main() -> None:
     }
     paraphrase_files = [PARAPHRASES / f"paraphrases_{name}.jsonl" for name in paraphrased]
     report = {
-        "provenance": provenance(data=files(*args.train, args.dev, args.test, *paraphrase_files)),
+        "provenance": provenance(data=files(*args.train, *args.dev, args.test, *args.held_out, *paraphrase_files)),
         "sizes": sizes,
         "choice": choice,
         "timing_2_cores": timing,
@@ -471,7 +485,7 @@ def main() -> None:
         head_model = shipped
         figures = {
             "data": {k: v for k, v in sizes.items() if k in ("train", "dev")},
-            "files": [str(p.relative_to(ROOT)) for p in (*args.train, args.dev)],
+            "files": [str(p.relative_to(ROOT)) for p in (*args.train, *args.dev)],
             "licences": dict(Counter(r["licence"] for r in (*train.rows, *dev.rows)).most_common()),
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,

@@ -17,7 +17,7 @@ def reference_candidates(mention: Mention, answer: str, ref: Reference, stated: 
     answer states too (they are not what it replaced), names with neither shared words nor a like spelling,
     and, for a small word number or an ordinal, any that does not count or rank the same word. A Chinese name
     with no such candidate gets the reference's words in its place (`aligned_name`): jieba does not know every
-    name (it reads 屠呦呦 as three words), but "袁隆平团队于1972年" against "屠呦呦团队于1972年" shows what was replaced.
+    name (it reads 屠呦呦 as three words), but "袁隆平团队于" against "屠呦呦团队于" shows what was replaced.
     """
     mentions = ref.entities if mention.kind == "entity" else ref.numeric
     pool = [r for r in mentions if not r.loose and r.value not in stated and _comparable(mention, r)]
