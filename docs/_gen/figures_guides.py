@@ -68,6 +68,7 @@ def _grammar_cost(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
         "slower": data["summary"]["grammar"]["wall_s"] / data["summary"]["json_text"]["wall_s"],
         "same_text": sum(call["same_text_as_grammar"] for call in checked),
         "checked": len(checked),
+        **_grammar_build(data, load),
     }
 
 
@@ -79,7 +80,34 @@ def _http_stack(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, A
             if row["client"] == "ragfacts check" and row["stack"] == stack and row["concurrency"] == level
         )
 
-    return {f"direct_vs_sdk{level}": wall("direct", level) / wall("aiohttp", level) for level in (32, 64)}
+    return {
+        **{f"direct_vs_sdk{level}": wall("direct", level) / wall("aiohttp", level) for level in (32, 64)},
+        "latency_ms": 1000 * data["latency_s"],
+    }
+
+
+def _calibration(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
+    head = next(study for study in data["studies"] if study["strategy"] == "trained_head")
+    bins = [b for b in head["reliability"][head["chosen"]] if 0.6 <= b["low"] < 0.8 and b["n"]]
+    over = sum(b["n"] * (b["mean_probability"] - b["share_faithful"]) for b in bins) / sum(b["n"] for b in bins)
+    return {"head_too_high_06_08": over}
+
+
+def _grammar_build(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
+    """The bounds the prose gives for building a grammar: the slowest schema's time, to the tenth of a ms above."""
+
+    def under(key: str) -> float:
+        return (math.floor(10 * max(schema[key] for schema in data["grammar_build"].values())) + 1) / 10
+
+    return {"convert_under_ms": under("json_schema_to_gbnf_ms"), "parse_under_ms": under("llama_grammar_parse_ms")}
+
+
+def _recall_default(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
+    """The rows and answers of the WikiEval sample, as recall_small_model.json records them for the same file."""
+    dataset = load("recall_small_model.json")["spec"]["dataset"]
+    if dataset["sha256"] not in data["provenance"]["data"].values():
+        raise ValueError("recall_default_wikieval.json and recall_small_model.json read different WikiEval files")
+    return {"rows": dataset["rows"], "answers": dataset["items"]}
 
 
 def _service_load(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
@@ -93,6 +121,8 @@ def _service_load(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
 
 
 DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {
+    "calibration.json": _calibration,
+    "recall_default_wikieval.json": _recall_default,
     "server_vs_inprocess.json": _server_vs_inprocess,
     "train_head_cli.json": _train_head_cli,
     "service_load.json": _service_load,
@@ -121,7 +151,9 @@ FIGURES: list[Figure] = [
         "calibration.json",
         "The map chosen for the head by dev's cross-validation is {$head.chosen}, and the head's score is close to "
         "calibrated with or without it: ECE {$head.test.temperature.ece.value:.3f} calibrated, "
-        "{$head.test.raw.ece.value:.3f} raw",
+        "{$head.test.raw.ece.value:.3f} raw; its probabilities of 0.6–0.8 are about "
+        "{derived.head_too_high_06_08:.2f} too high, and those above 0.8 too low. On {$head.test_rows} answers ECE "
+        "has a noise floor",
     ),
     Figure(
         GUIDE_CALIBRATION,
@@ -198,9 +230,22 @@ FIGURES: list[Figure] = [
     Figure(
         GUIDE_MODELS,
         "grammar_cost.json",
+        "building the grammar is negligible: under {derived.convert_under_ms:.1f} ms to convert a schema and under "
+        "{derived.parse_under_ms:.1f} ms to parse it, per call",
+    ),
+    Figure(
+        GUIDE_MODELS,
+        "grammar_cost.json",
         "cuts the sampler to {summary.grammar_check_first.ms_per_token.sampler:.1f} ms a token, but gave the same "
         "text as the grammar in only {derived.same_text} of the {derived.checked} calls",
     ),
+    Figure(
+        GUIDE_MODELS,
+        "http_stack.json",
+        "runs `ragfacts check` (L-Face4RAG, paper mode) on {answers} answers each way, against a server that answers "
+        "every call after {derived.latency_ms:.0f} ms",
+    ),
+    Figure(GUIDE_MODELS, "http_stack.json", "medians of {$direct32.repeats}, alternated."),
     Figure(
         GUIDE_MODELS,
         "http_stack.json",
@@ -218,7 +263,12 @@ FIGURES: list[Figure] = [
         "one_pass_cost.json",
         "{sentences_scored} facts cost {median_over_rows.facts_over_verdict:.2f}× one precision verdict pass",
     ),
-    Figure(GUIDE_RECALL, "recall_calibration.json", "The recall threshold ({threshold:.3f})"),
+    Figure(
+        GUIDE_RECALL,
+        "recall_calibration.json",
+        "than the precision head's probability (out-of-fold AUC {weights.dev_auc_out_of_fold.recalibrated:.3f} against "
+        "{weights.dev_auc_out_of_fold[the precision head's probability]:.3f}). The recall threshold ({threshold:.3f})",
+    ),
     Figure(
         GUIDE_RECALL,
         "recall_calibration.json",
@@ -236,12 +286,12 @@ FIGURES: list[Figure] = [
     Figure(
         GUIDE_RECALL,
         "recall_default_wikieval.json",
-        "({by_answer_type.answer.facts} facts a type, generated from the ground truths by the model), the default on "
-        "the embedded model judged present {by_answer_type.answer.share!p:.0f}%, "
-        "{by_answer_type.ungrounded_answer.share!p:.1f}% and {by_answer_type.poor_answer.share!p:.1f}% of the facts of "
-        "the answers, the ungrounded and the poor answers, against the FaaF paper's humans' "
-        "{by_answer_type.answer.humans!p:.0f}%, {by_answer_type.ungrounded_answer.humans!p:.1f}% and "
-        "{by_answer_type.poor_answer.humans!p:.1f}%",
+        "On the {derived.rows} WikiEval rows of the check set ({by_answer_type.answer.facts} facts a type, generated "
+        "from the ground truths by the model), the default on the embedded model judged present "
+        "{by_answer_type.answer.share!p:.0f}%, {by_answer_type.ungrounded_answer.share!p:.1f}% and "
+        "{by_answer_type.poor_answer.share!p:.1f}% of the facts of the answers, the ungrounded and the poor answers, "
+        "against the FaaF paper's humans' {by_answer_type.answer.humans!p:.0f}%, "
+        "{by_answer_type.ungrounded_answer.humans!p:.1f}% and {by_answer_type.poor_answer.humans!p:.1f}%",
     ),
     Figure(
         GUIDE_RECALL,
@@ -255,7 +305,12 @@ FIGURES: list[Figure] = [
         "{by_answer_type.answer.points_from_humans:.0f}, {by_answer_type.ungrounded_answer.points_from_humans:.1f} and "
         "{by_answer_type.poor_answer.points_from_humans:.1f} points from the humans",
     ),
-    Figure(GUIDE_RECALL, "recall_default_wikieval.json", "{usage_of_the_run.model_s:.0f} model-seconds"),
+    Figure(
+        GUIDE_RECALL,
+        "recall_default_wikieval.json",
+        "{usage_of_the_run.model_s:.0f} model-seconds for the {derived.answers} answers on "
+        "{provenance.machine.cores} shared cores",
+    ),
     # docs/guides/precision.md
     Figure(
         GUIDE_PRECISION,
@@ -269,7 +324,8 @@ FIGURES: list[Figure] = [
     Figure(
         GUIDE_SERVE,
         "service_load.json",
-        "is {derived.ceiling} answers/s, and it answers {derived.answered}.",
+        "The service's ceiling here is the model's: {spec.model_concurrency} calls of {spec.model_delay_ms:.0f} ms at "
+        "once is {derived.ceiling} answers/s, and it answers {derived.answered}. Past its {spec.max_concurrent} places",
     ),
     Figure(
         GUIDE_SERVE,
@@ -310,4 +366,15 @@ FIGURES: list[Figure] = [
     Figure("docs/guides/datasets.md", "runner_faults.json", "{rows} RAGAS rows, precision and recall"),
     Figure("docs/guides/datasets.md", "runner_faults.json", "with faults injected into {faulty_rows} rows"),
     Figure("docs/guides/reports.md", "report_scale.json", "measures a {answers:,}-answer report"),
+    Figure(
+        "docs/guides/reports.md",
+        "default_bench.json",
+        "![The report of a bench run of the default judge on {rows} answers of the test split "
+        "(benchmarks/default_bench.py)",
+    ),
+    Figure(
+        "docs/guides/reports.md",
+        "default_bench.json",
+        "The report of a bench run of the default judge on {rows} answers of the test split (the run of",
+    ),
 ]

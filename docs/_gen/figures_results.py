@@ -55,7 +55,14 @@ def _quality_test(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
         "context_gain_en": _points(context["by_language"]["en"]["value"], sentences["by_language"]["en"]["value"]),
         "faithful_passed": sentences["positive_accuracy"]["correct"] / sentences["positive_accuracy"]["n"],
         "generated_faithful_passed": generated["positive_accuracy"]["correct"] / generated["positive_accuracy"]["n"],
+        **_corpus_by_language(score, load("calibration_dev.json")),
     }
+
+
+def _corpus_by_language(test: dict[str, Any], dev: dict[str, Any]) -> dict[str, int]:
+    """The quality corpus's answers per language: dev's as calibrate_precision.py counted them, test's as bench did."""
+    scored = next(m for m in dev["scored"] if m["method"] == "lface4rag:strategy=holistic_score")
+    return {f"corpus_{lang}": scored["by_lang"][lang]["n"] + test["by_language"][lang]["n"] for lang in ("en", "zh")}
 
 
 def _sample6(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
@@ -109,7 +116,17 @@ def _recall_local(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
 
 
 def _trained_head(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
-    return {"pairs_read": sum(split["extracted"] for split in data["sizes"].values())}
+    with_paraphrases = load("trained_head_with_paraphrases.json")["sizes"]["train"]["rows"]
+    return {
+        "pairs_read": sum(split["extracted"] for split in data["sizes"].values()),
+        # the training paraphrases: the rows the study trained with them reads beyond this one's
+        "paraphrases_train": with_paraphrases - data["sizes"]["train"]["rows"],
+    }
+
+
+def _precision_small_model(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
+    by_threshold = data["results"]["probe/sentence_scores"]["summary"]["balanced_accuracy_by_threshold"]
+    return {"probe_threshold": max(by_threshold, key=by_threshold.get)}
 
 
 DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {
@@ -119,6 +136,7 @@ DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {
     "recall_small_model.json": _recall_small_model,
     "recall_head.json": _recall_head,
     "recall_local.json": _recall_local,
+    "precision_small_model.json": _precision_small_model,
 }
 
 README = "README.md"
@@ -277,6 +295,12 @@ FIGURES: list[Figure] = [
     ),
     Figure(RECALL, "faaf_chunk_size.json", "FaaF T/F/N on the same {facts} facts"),
     # docs/results/precision.md
+    Figure(
+        PRECISION,
+        "quality_test_scores.json",
+        "{derived.corpus_en} English items (FaithBench summaries, HaluEval QA, Factcheck-GPT claims with retrieved "
+        "evidence, SummEdits) and {derived.corpus_zh} Chinese ones",
+    ),
     Figure(PRECISION, "trained_head.json", "into **dev** ({sizes.dev.rows}) and **test** ({sizes.test.rows})."),
     Figure(PRECISION, "trained_head.json", "extracted it for {derived.pairs_read:,} pairs"),
     Figure(
@@ -296,6 +320,16 @@ FIGURES: list[Figure] = [
         "thresholds (en {$shipped_choice.thresholds.en:.2f}, zh {$shipped_choice.thresholds.zh:.2f}) and the veto "
         "chosen on the out-of-fold scores (dev balanced accuracy "
         "{$shipped_choice.dev_balanced_accuracy_out_of_fold!p:.1f} out of fold).",
+    ),
+    Figure(
+        PRECISION,
+        "trained_head.json",
+        "{derived.paraphrases_train} from the training answers, to train on, and "
+        "{paraphrases_passed[dev paraphrases][@choice.shipped].all.n} and "
+        "{paraphrases_passed[test paraphrases][@choice.shipped].all.n} from the dev and test answers, to measure.",
+    ),
+    Figure(
+        PRECISION, "trained_head.json", "Trained with the {derived.paraphrases_train}, a head passes no more of them"
     ),
     Figure(PRECISION, "trained_head.json", "English stays at {$shipped[lang:en].value!p:.1f} —"),
     Figure(
@@ -342,6 +376,11 @@ FIGURES: list[Figure] = [
         "quality_test_scores.json",
         "passes faithful answers ({derived.faithful_passed!p:.0f}%) but catches "
         "{$q_sentences.recall_inconsistent!p:.0f}% of flawed ones",
+    ),
+    Figure(
+        PRECISION,
+        "precision_small_model.json",
+        "its probe-chosen threshold ({derived.probe_threshold}) did not transfer",
     ),
     Figure(
         PRECISION,
