@@ -34,12 +34,12 @@ import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
 from rag_en_report import f1, spans
-from train_head import SEED, interval
+from train_head import EVIDENCE_FLAGS, SEED, best_threshold, interval
 
-from ragfacts.evidence import feature_vector
+from ragfacts.evidence import FEATURE_NAMES, feature_vector
 from ragfacts.methods.precision.calibration import fit_logistic
 from ragfacts.methods.precision.head import Head, shipped_head
-from ragfacts.methods.precision.training import auc, balanced_accuracy, best_threshold
+from ragfacts.methods.precision.training import auc, balanced_accuracy
 from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.text import split_sentences
 
@@ -62,6 +62,7 @@ class Answer:
     states: np.ndarray  # the sentences' states (the whole answer's for an answer of one sentence)
     logits: np.ndarray  # the answer head's logit of each sentence
     labels: list[int | None]  # LFQA: 0 = a sentence labelled not supported overlaps it, 1 = all supported
+    vetoed: bool  # the evidence checks flag the answer (a head with `evidence_veto` fails it whatever its score)
 
 
 def head_logit(head: Head, found: dict[str, Any], answer: str, reference: str, lang: str) -> float:
@@ -105,9 +106,16 @@ def load(path: Path, store: dict[str, Any], head: Head) -> tuple[list[Answer], i
                 states=np.vstack([f["state"].astype(np.float64) for f in found]),
                 logits=np.array([head_logit(head, f, t, reference, lang) for f, t in zip(found, texts, strict=True)]),
                 labels=sentence_labels(row, item.answer, texts),
+                vetoed=head.evidence_veto and vetoes(item.answer, reference, lang),
             )
         )
     return answers, missing
+
+
+def vetoes(answer: str, reference: str, lang: str) -> bool:
+    """Whether the evidence checks flag the answer: a number, date, amount or name the reference lacks."""
+    features = dict(zip(FEATURE_NAMES, feature_vector(answer, reference, lang), strict=True))
+    return any(features[name] > 0 for name in EVIDENCE_FLAGS)
 
 
 class SentenceHead:
@@ -143,17 +151,20 @@ def features(answers: list[Answer], sentence: Any, cut: dict[str, float]) -> np.
 
 
 def choose(answers: list[Answer], scores: np.ndarray) -> dict[str, float]:
-    """Thresholds per language with the best balanced accuracy on these answers."""
+    """Thresholds per language with the best balanced accuracy on these answers, the evidence veto applied."""
     truth = np.array([a.gold for a in answers])
+    vetoed = np.array([a.vetoed for a in answers])
     found = {}
     for lang in sorted({a.lang for a in answers}):
         mask = np.array([a.lang == lang for a in answers])
-        found[lang] = best_threshold(truth[mask], scores[mask]) if len(set(truth[mask])) == 2 else 0.0
+        if len(set(truth[mask])) == 2:
+            found[lang] = best_threshold(truth[mask], scores[mask], vetoed[mask])
     return found
 
 
 def decided(answers: list[Answer], scores: np.ndarray, cuts: dict[str, float]) -> np.ndarray:
-    return np.array([int(s >= cuts.get(a.lang, 0.0)) for a, s in zip(answers, scores, strict=True)])
+    """Passed (1) or flagged (0): the score against the language's cut, and the evidence veto."""
+    return np.array([int(s >= cuts.get(a.lang, 0.0) and not a.vetoed) for a, s in zip(answers, scores, strict=True)])
 
 
 def report(answers: list[Answer], scores: np.ndarray, cuts: dict[str, float], rng: np.random.Generator) -> dict:
@@ -196,10 +207,16 @@ def main() -> None:
 
     def add(name: str, score: Any, cuts: dict[str, float] | None = None) -> None:
         chosen = cuts or choose(dev, score(dev))
-        out["methods"][name] = {"thresholds": chosen, "dev": report(dev, score(dev), chosen, rng)}
-        out["methods"][name]["test"] = report(test, score(test), chosen, rng)
+        out["methods"][name] = {"thresholds": chosen}
+        for split_name, answers in (("dev", dev), ("test", test)):
+            if answers:
+                out["methods"][name][split_name] = report(answers, score(answers), chosen, rng)
 
     add("head", lambda s: np.array([a.logit for a in s]), own_cuts)
+    if not dev or not train:
+        out["missing"] = "no dev or no train answer has all its states yet: only the shipped head is reported"
+        finish(out, paths, args.write)
+        return
     add("head, dev thresholds", lambda s: np.array([a.logit for a in s]))
     scorers: dict[str, Any] = {"answer head": lambda a: a.logits}
     states, labels = labelled(train)
@@ -220,10 +237,15 @@ def main() -> None:
         add(f"answer + sentences ({name})", lambda s, f=sentence, w=weights, b=bias: features(s, f, own) @ w + b)
         out["methods"][f"answer + sentences ({name})"]["weights"] = [round(float(v), 4) for v in (*weights, bias)]
         out.setdefault("sentence_f1", {})[name] = sentencef1(dev, test, sentence, rng)
+    finish(out, paths, args.write)
+
+
+def finish(out: dict[str, Any], paths: list[Path], write: bool) -> None:
+    """Print the report with its provenance; with `write`, write it to RESULTS too."""
     out["provenance"] = provenance(data=files(*paths))
     text = json.dumps(out, indent=1, ensure_ascii=False)
     print(text)
-    if args.write:
+    if write:
         RESULTS.write_text(text + "\n", encoding="utf-8")
         print(f"written to {RESULTS}", file=sys.stderr)
 
