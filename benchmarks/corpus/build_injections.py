@@ -2,7 +2,8 @@
 
 Face4RAG builds its benchmark by injecting each error type of its typology into faithful answers (§3.2). Where a
 rule makes the error exactly, it is made here, in English and in Chinese, on the faithful answers of the train
-split (training data) and of the test split (to measure, per type, the share a judge catches). Each injected
+split (training data) and of the test split (to measure, per type, the share a judge catches): the quality corpus's
+and the long English RAG answers' of LFQA, MTRAG and ARES (benchmarks/data/rag_en/). Each injected
 answer keeps its original's reference, question, source, licence and task, and says its `error_type`:
 
 - `LCaus.` (causal confusion): cause and effect swapped around 因为…所以 / 由于…因此 / because / so / therefore
@@ -36,6 +37,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ragfacts.evidence import answer_mentions
 from ragfacts.text import detect_lang, split_sentences
@@ -49,12 +51,30 @@ OUT = DATA / "injections"
 PLAN = (
     (DATA / "train" / "train.jsonl", "train"),
     (DATA / "train" / "train_en_rag.jsonl", "train"),
+    *((DATA / "rag_en" / f"{source}_train.jsonl", "train") for source in ("lfqa", "mtrag", "ares")),
     (DATA / "quality" / "test.jsonl", "test"),
+    *((DATA / "rag_en" / f"{source}_test.jsonl", "test") for source in ("lfqa", "mtrag", "ares")),
 )
 
-_END = r"(?P<end>[。！？.!?]|$)"
-_CLAUSE_ZH = r"[^，,。！？；;]+?"
-_CLAUSE_EN = r"[^,.;!?]+?"
+
+def _words(text: str) -> frozenset[str]:
+    """The words of a space-separated list."""
+    return frozenset(text.split())
+
+
+# A sentence ends at 。！？, or at . ! ? not followed by a letter or digit (7.8, N.H.L. and e-mail addresses go on).
+_END = r"(?P<end>[。！？]|[.!?](?![\w.])|$)"
+_CLAUSE_ZH = r"(?:[^，,。！？；;.!?]|[.!?](?=[\w.]))+?"
+_CLAUSE_EN = r"(?:[^,.;:!?\"“”()]|[.](?=\w))+?"
+_END_EN = r"(?<!\.[A-Z])(?P<end>[.!?])(?![\w.])"  # not the last stop of an abbreviation: N.H.L.
+# A Chinese connective that opens its clause: at the start, after punctuation or after a space.
+_OPENS_ZH = r"(?<![^，,。！？；;：:“”\"\s])"
+# Words a declarative clause starts with: a swapped condition whose other side starts otherwise ("please call
+# us") would not be a sentence.
+_SUBJECTS_EN = _words(
+    "i you he she it we they the a an this that these those there his her its our their your my one each "
+    "every all some most many no people"
+)
 
 
 def _upper_first(text: str) -> str:
@@ -66,27 +86,44 @@ def _lower_first(text: str) -> str:
     other than the common sentence openers)."""
     first = text.split(" ", 1)[0]
     openers = {"The", "A", "An", "It", "This", "That", "These", "Those", "There", "They", "He", "She", "We", "Its"}
+    openers |= {"Some", "Many", "Most", "All", "His", "Her", "Their", "Our", "My", "Your", "You", "People"}
     return text[:1].lower() + text[1:] if first in openers else text
 
 
-def _swap_clauses(pattern: re.Pattern[str], text: str, build: Callable[[re.Match[str]], str]) -> str | None:
-    match = pattern.search(text)
-    if match is None:
-        return None
-    changed = text[: match.start()] + build(match) + text[match.end() :]
-    return changed if changed != text else None
+def _swap_clauses(
+    pattern: re.Pattern[str],
+    text: str,
+    build: Callable[[re.Match[str]], str],
+    both: Callable[[re.Match[str]], bool] = lambda match: True,
+) -> str | None:
+    """The first match of `pattern` whose clauses pass `both`, rebuilt by `build`; None where there is none."""
+    for match in pattern.finditer(text):
+        if not both(match):
+            continue
+        changed = text[: match.start()] + build(match) + text[match.end() :]
+        return changed if changed != text else None
+    return None
 
 
 _CAUSE_ZH = re.compile(
-    rf"(?P<because>因为|由于)(?P<a>{_CLAUSE_ZH})[，,](?P<so>所以|因此|因而|从而)(?P<b>{_CLAUSE_ZH}){_END}"
+    rf"{_OPENS_ZH}(?P<because>因为|由于)(?P<a>{_CLAUSE_ZH})[，,](?P<so>所以|因此|因而|从而)(?P<b>{_CLAUSE_ZH}){_END}"
 )
-_SO_ZH = re.compile(rf"(?P<a>{_CLAUSE_ZH})[，,](?P<so>所以|因此|因而|从而|于是)(?P<b>{_CLAUSE_ZH}){_END}")
-_DUE_ZH = re.compile(rf"(?P<because>因为|由于)(?P<a>{_CLAUSE_ZH})[，,](?P<b>{_CLAUSE_ZH}){_END}")
-_CAUSE_EN_BECAUSE = re.compile(rf"(?P<a>\b[A-Z]{_CLAUSE_EN}) because (?P<b>{_CLAUSE_EN})(?P<end>[.!?])")
+_SO_ZH = re.compile(rf"{_OPENS_ZH}(?P<a>{_CLAUSE_ZH})[，,](?P<so>所以|因此|因而|从而|于是)(?P<b>{_CLAUSE_ZH}){_END}")
+_DUE_ZH = re.compile(rf"{_OPENS_ZH}(?P<because>因为|由于)(?P<a>{_CLAUSE_ZH})[，,](?P<b>{_CLAUSE_ZH}){_END}")
+_CAUSE_EN_BECAUSE = re.compile(rf"(?P<a>\b[A-Z]{_CLAUSE_EN}) because (?!of\b)(?P<b>{_CLAUSE_EN}){_END_EN}")
 _CAUSE_EN_SO = re.compile(
-    rf"(?P<a>\b[A-Z]{_CLAUSE_EN})(?P<so>, so |; therefore,? |, therefore,? |; thus,? |, which is why )"
-    rf"(?P<b>{_CLAUSE_EN})(?P<end>[.!?])"
+    rf"(?P<a>\b[A-Z]{_CLAUSE_EN})(?P<so>, so (?!that\b)|; therefore,? |, therefore,? |; thus,? |, which is why )"
+    rf"(?P<b>{_CLAUSE_EN}){_END_EN}"
 )
+
+
+def _declarative(clause: str) -> bool:
+    """Whether an English clause starts as a statement does: with a subject word or a name."""
+    first = clause.strip().split(" ", 1)[0]
+    return first.casefold() in _SUBJECTS_EN or (first[:1].isupper() and first.casefold() not in _IMPERATIVES_EN)
+
+
+_IMPERATIVES_EN = _words("please do don't call contact visit see check make let feel go try use click read")
 
 
 def causal(text: str, lang: str) -> str | None:
@@ -94,13 +131,19 @@ def causal(text: str, lang: str) -> str | None:
     if lang == "zh":
         return (
             _swap_clauses(_CAUSE_ZH, text, lambda m: f"{m['because']}{m['b']}，{m['so']}{m['a']}{m['end']}")
-            or _swap_clauses(_SO_ZH, text, lambda m: f"{m['b']}，{m['so']}{m['a']}{m['end']}")
+            or _swap_clauses(
+                _SO_ZH,
+                text,
+                lambda m: f"{m['b']}，{m['so']}{m['a']}{m['end']}",
+                both=lambda m: not re.search("因为|由于", m["a"]),  # "也因为A，所以B" is not "A，所以B"
+            )
             or _swap_clauses(_DUE_ZH, text, lambda m: f"{m['because']}{m['b']}，{m['a']}{m['end']}")
         )
     swapped = _swap_clauses(
         _CAUSE_EN_BECAUSE,
         text,
         lambda m: f"{_upper_first(m['b'].strip())} because {_lower_first(m['a'].strip())}{m['end']}",
+        both=lambda m: _declarative(m["b"]),
     )
     if swapped is not None:
         return swapped
@@ -108,12 +151,17 @@ def causal(text: str, lang: str) -> str | None:
         _CAUSE_EN_SO,
         text,
         lambda m: f"{_upper_first(m['b'].strip())}{m['so']}{_lower_first(m['a'].strip())}{m['end']}",
+        both=lambda m: _declarative(m["b"]),
     )
 
 
-_IF_ZH = re.compile(rf"(?P<if>如果|假如|若)(?P<a>{_CLAUSE_ZH})[，,](?P<then>那么|就|则)?(?P<b>{_CLAUSE_ZH}){_END}")
+_IF_ZH = re.compile(
+    rf"{_OPENS_ZH}(?P<if>如果|假如|若)(?P<a>{_CLAUSE_ZH})[，,](?P<then>那么|就|则)?(?P<b>{_CLAUSE_ZH}){_END}"
+)
 _ONLY_ZH = re.compile(r"只有(?P<a>[^，,。！？]+?)[，,]?才")
-_IF_EN = re.compile(rf"\b(?P<if>If|if) (?P<a>{_CLAUSE_EN}), (?P<then>then )?(?P<b>{_CLAUSE_EN})(?P<end>[.!?])")
+_IF_EN = re.compile(
+    rf"(?<!as )(?<!even )\b(?P<if>If|if) (?P<a>{_CLAUSE_EN}), (?P<then>then )?(?P<b>{_CLAUSE_EN}){_END_EN}"
+)
 _ONLY_EN = re.compile(r"\bonly if\b")
 
 
@@ -124,21 +172,29 @@ def condition(text: str, lang: str) -> str | None:
         if made != text:
             return made
         return _swap_clauses(
-            _IF_ZH, text, lambda m: f"{m['if']}{m['b'].replace('就', '', 1)}，{m['then'] or '就'}{m['a']}{m['end']}"
+            _IF_ZH,
+            text,
+            lambda m: f"{m['if']}{m['b'].replace('就', '', 1)}，{m['then'] or '就'}{m['a']}{m['end']}",
+            both=lambda m: "就" not in m["a"] and len(m["a"]) >= 2 and len(m["b"]) >= 2,
         )
     made = _ONLY_EN.sub("if", text, count=1)
     if made != text:
         return made
     return _swap_clauses(
-        _IF_EN, text, lambda m: f"{m['if']} {m['b'].strip()}, {m['then'] or ''}{m['a'].strip()}{m['end']}"
+        _IF_EN,
+        text,
+        lambda m: f"{m['if']} {m['b'].strip()}, {m['then'] or ''}{m['a'].strip()}{m['end']}",
+        both=lambda m: _declarative(m["a"]) and _declarative(m["b"]),
     )
 
 
 _ALTHOUGH_ZH = re.compile(
-    rf"(?P<though>虽然|尽管)(?P<a>{_CLAUSE_ZH})[，,](?P<but>但是|但|却|可是)(?P<b>{_CLAUSE_ZH}){_END}"
+    rf"{_OPENS_ZH}(?P<though>虽然|尽管)(?P<a>{_CLAUSE_ZH})[，,](?P<but>但是|但|却|可是)(?P<b>{_CLAUSE_ZH}){_END}"
 )
+# At the start of a sentence only: a mid-sentence "though" ("the animation, though not inspired, is colourful")
+# is no concession of two clauses.
 _ALTHOUGH_EN = re.compile(
-    rf"\b(?P<though>Although|Though|although|though) (?P<a>{_CLAUSE_EN}), (?P<b>{_CLAUSE_EN})(?P<end>[.!?])"
+    rf"(?:^|(?<=[.!?] ))(?P<though>Although|Though|Even though) (?P<a>{_CLAUSE_EN}), (?P<b>{_CLAUSE_EN}){_END_EN}"
 )
 
 
@@ -146,45 +202,65 @@ def concession(text: str, lang: str) -> str | None:
     """The two sides of a concession swapped."""
     if lang == "zh":
         return _swap_clauses(_ALTHOUGH_ZH, text, lambda m: f"{m['though']}{m['b']}，{m['but']}{m['a']}{m['end']}")
-    return _swap_clauses(_ALTHOUGH_EN, text, lambda m: f"{m['though']} {m['b'].strip()}, {m['a'].strip()}{m['end']}")
+    return _swap_clauses(
+        _ALTHOUGH_EN,
+        text,
+        lambda m: f"{m['though']} {m['b'].strip()}, {m['a'].strip()}{m['end']}",
+        both=lambda m: _declarative(m["a"]) and _declarative(m["b"]),
+    )
 
 
+# (hedge, its universal form): a regular expression each, matched in lower case only (a capital "May" is a month),
+# or capitalised at the start of a sentence. Where a hedge would not read as a sentence widened ("a few", "the most
+# important", "how many", "some 200 people", "不少于", "可能性"), it does not match.
 _WIDER_EN = (
-    ("some", "all"),
-    ("many", "all"),
-    ("most", "all"),
-    ("often", "always"),
-    ("usually", "always"),
-    ("sometimes", "always"),
-    ("may", "will"),
-    ("might", "will"),
-    ("several", "all"),
-    ("few", "no"),
+    (r"some(?= (?:of )?[a-z])(?! (?:time|way|one|thing|how|what|where)\b)", "all"),
+    (r"(?<!how )(?<!so )(?<!too )(?<!as )(?<!the )many(?= (?:of )?[a-z])(?! (?:times|ways)\b)", "all"),
+    (r"most(?= of\b)", "all"),
+    (r"often", "always"),
+    (r"usually", "always"),
+    (r"sometimes", "always"),
+    (r"may(?= (?:be|have|not|also|\w+)\b)(?! \d)", "will"),
+    (r"might", "will"),
+    (r"several", "all"),
 )
 _WIDER_ZH = (
-    ("部分", "全部"),
-    ("一些", "所有"),
-    ("有些", "所有"),
-    ("有的", "所有的"),
-    ("不少", "所有"),
-    ("经常", "总是"),
-    ("往往", "总是"),
-    ("通常", "总是"),
-    ("可能", "一定"),
-    ("大多", "全都"),
-    ("大部分", "全部"),
+    (r"大部分", "全部"),
+    (r"一部分", "全部"),
+    (r"(?<![一大])部分(?!地)", "全部"),
+    (r"(?<![有了点])一些", "所有"),
+    (r"大多数", "所有"),
+    (r"大多(?!数)", "全都"),
+    (r"有些(?=人|地方|时候|国家|公司|学生|患者|专家|企业|城市|情况)", "所有"),
+    (r"有的", "所有的"),
+    (r"不少(?!于)", "所有"),
+    (r"经常(?!性)", "总是"),
+    (r"往往", "总是"),
+    (r"通常(?!性)", "总是"),
+    (r"(?:很|极|有|非常)可能(?!性)", "一定"),
+    (r"(?<![不很极有常])可能(?!性)", "一定"),
 )
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 
 
 def overgeneralise(text: str, lang: str) -> str | None:
     """A limited claim made universal: the first hedge of the answer widened."""
-    pairs = _WIDER_EN if lang == "en" else _WIDER_ZH
     found = []
-    for narrow, wide in pairs:
-        pattern = re.compile(rf"\b{narrow}\b", re.IGNORECASE) if lang == "en" else re.compile(re.escape(narrow))
-        match = pattern.search(text)
-        if match:
-            found.append((match.start(), match.end(), wide if match[0][0].islower() or lang == "zh" else wide.title()))
+    for narrow, wide in _WIDER_EN if lang == "en" else _WIDER_ZH:
+        if lang == "zh":
+            match = re.search(narrow, text)
+            if match:
+                found.append((match.start(), match.end(), wide))
+            continue
+        for match in re.finditer(rf"\b{narrow}\b", text, re.IGNORECASE):
+            word = match[0]
+            if word.islower():
+                found.append((match.start(), match.end(), wide))
+                break
+            at_start = word[0].isupper() and word[1:].islower() and _SENTENCE_START.search(text[: match.start()])
+            if at_start and word.casefold() not in ("may", "might"):
+                found.append((match.start(), match.end(), wide.title()))
+                break
     if not found:
         return None
     start, end, wide = min(found)
@@ -210,25 +286,80 @@ def negate(text: str, lang: str) -> str | None:
     if negated:
         positive = "can" if negated[0] == "cannot" else negated[1]
         return text[: negated.start()] + positive + text[negated.end() :]
-    match = _NEGATABLE_EN.search(text)
-    if match is None:
-        return None
-    word = "cannot" if match[1] == "can" else f"{match[1]} not"
-    return text[: match.start()] + word + text[match.end() :]
+    for match in _NEGATABLE_EN.finditer(text):
+        following = (
+            text[match.end() :].split(None, 1)[0].strip(",.;:!?").casefold() if text[match.end() :].strip() else ""
+        )
+        if not _negates_well(match[1].casefold(), following):
+            continue
+        word = "cannot" if match[1] == "can" else f"{match[1]} not"
+        return text[: match.start()] + word + text[match.end() :]
+    return None
+
+
+# "has to", "had a", "did the work", "is to": a "not" after them would not read as the statement negated.
+_NOT_AFTER = _words("to a an the his her its their our my your this that these those some any no so")
+
+
+def _negates_well(verb: str, following: str) -> bool:
+    """Whether "not" after `verb`, before the word `following`, negates the statement as English says it: "has",
+    "have" and "had" only as auxiliaries (before a participle), "does" and "did" before a verb."""
+    if not following or following in _NOT_AFTER:
+        return False
+    if verb in ("has", "have", "had"):
+        return following.endswith(("ed", "en")) or following in _PARTICIPLES
+    return True
+
+
+_PARTICIPLES = _words(
+    "been done made gone seen won lost built brought held led left kept found told paid sold sent spent "
+    "begun run become come got put set cut hit read said thought bought caught taught meant met struck "
+    "stood understood"
+)
 
 
 def invert(text: str, lang: str) -> str | None:
     """Two numbers, dates or names of the answer, of one kind and different values, swapped."""
     mentions = [m for m in answer_mentions(text, lang) if not m.weak]
     for kind in ("number", "date", "percent", "money", "quantity", "entity"):
-        same = [m for m in mentions if m.kind == kind]
+        same = [m for m in mentions if m.kind == kind and _alone(text, m, mentions)]
         for n, first in enumerate(same):
-            second = next((m for m in same[n + 1 :] if m.value != first.value and m.text != first.text), None)
+            second = next(
+                (
+                    m
+                    for m in same[n + 1 :]
+                    if m.value != first.value and m.text != first.text and _apart(text, first, m)
+                ),
+                None,
+            )
             if second is not None:
                 return (
                     text[: first.start] + second.text + text[first.end : second.start] + first.text + text[second.end :]
                 )
     return None
+
+
+def _alone(text: str, mention: Any, mentions: list[Any]) -> bool:
+    """Whether no other mention touches this one (only spaces or punctuation between) and it is not quoted:
+    "William T. Anderson" read as two names is one, and "Step Back in Time" is a title; no part of either is
+    swapped."""
+    before = text[: mention.start]
+    if before.count('"') % 2 or before.count("“") > before.count("”"):
+        return False
+    for other in mentions:
+        if other is mention:
+            continue
+        gap = text[other.end : mention.start] if other.end <= mention.start else text[mention.end : other.start]
+        if len(gap) <= 3 and not re.search(r"\w", gap):
+            return False
+    return True
+
+
+def _apart(text: str, first: Any, second: Any) -> bool:
+    """Whether two mentions are two things of the sentence, not parts of one name or title ("William T.
+    Anderson", "Step Back in Time"): a word of three letters or more, or a Chinese character, stands between."""
+    between = text[first.end : second.start]
+    return bool(re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", between))
 
 
 INJECTORS: dict[str, Callable[[str, str], str | None]] = {
@@ -298,6 +429,10 @@ def mined(row: dict, taken: Counter[tuple[str, str]]) -> list[dict]:
     return made
 
 
+# Fields that describe the original answer alone (its sentences' labels and votes, its length): not an injection's.
+_OF_THE_ORIGINAL = frozenset(("sentences", "votes", "reference_chars"))
+
+
 def build() -> dict[str, list[dict]]:
     files: dict[str, list[dict]] = {"train": [], "test": []}
     for path, name in PLAN:
@@ -305,7 +440,7 @@ def build() -> dict[str, list[dict]]:
         taken: Counter[tuple[str, str]] = Counter()
         seen_references: set[str] = set()
         for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+            row = {key: value for key, value in json.loads(line).items() if key not in _OF_THE_ORIGINAL}
             if row["label"] != "consistent":
                 continue
             for injected in inject(row):

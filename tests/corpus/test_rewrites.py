@@ -68,6 +68,56 @@ def test_an_injector_whose_rule_does_not_apply_makes_nothing(error_type: str, la
     assert build_injections.INJECTORS[error_type](answer, lang) is None
 
 
+@pytest.mark.parametrize(
+    ("error_type", "lang", "answer"),
+    [
+        ("LOver.", "en", "He was born on May 9, 2012."),  # a month, not a hedge
+        ("LOver.", "en", "It is the most important bridge."),
+        ("LOver.", "en", "A few people came."),
+        ("LOver.", "zh", "报名人数不少于三人。"),
+        ("LOthe.", "en", "The animation, though not exactly inspired, is certainly colorful."),
+        ("LOthe.", "en", "Although he missed a season, he signed with the Penguins and made his N.H.L. debut in 2019."),
+        ("LCaus.", "en", "It is able to dissolve gold because of the unique action of HCl."),
+        ("LCaus.", "zh", "预计由于巨大的成本而无法使用AI技术的公司，也将有更多的空间使用GPT-4。"),
+        ("LConf.", "en", "If you have any questions, please contact Karen at karen.brown@nera.com or 213 346 3045."),
+        ("LConf.", "zh", "张颂文如果不来演高启强，我一定会遗憾终生的！"),
+        ("KInve.", "en", "Anderson was born as William T. Anderson in 1950."),
+        ("KInve.", "en", 'She released "Step Back in Time" in 2019.'),
+        ("KCont.", "en", "He has to leave early."),
+        ("KCont.", "en", "They did the work."),
+        ("LOver.", "zh", "资金不得弥补经常性开支。"),
+        ("LCaus.", "en", "He put a charm on his house, so that only his descendants could live there."),
+        ("LCaus.", "zh", "这首歌优美，也因为有真实故事的支撑，所以格外动人。"),
+        ("KInve.", "en", 'She released "Greatest Hits: The Definitive Collection" in 2019.'),
+    ],
+)
+def test_an_injection_that_would_not_read_as_a_sentence_is_not_made(error_type: str, lang: str, answer: str):
+    assert build_injections.INJECTORS[error_type](answer, lang) is None
+
+
+@pytest.mark.parametrize(
+    ("error_type", "lang", "answer", "injected"),
+    [
+        (
+            "LOthe.",
+            "zh",
+            "虽然震中标记为一点，但7.8级地震的震源域可延伸至190公里。",
+            "虽然7.8级地震的震源域可延伸至190公里，但震中标记为一点。",
+        ),
+        ("LOver.", "zh", "他很可能接替佩洛西。", "他一定接替佩洛西。"),
+        (
+            "LOver.",
+            "en",
+            "Suspects in several shootings had cleared checks.",
+            "Suspects in all shootings had cleared checks.",
+        ),
+        ("KCont.", "en", "She has written three books.", "She has not written three books."),
+    ],
+)
+def test_an_injection_keeps_decimals_whole_and_reads_as_a_sentence(error_type: str, lang: str, answer: str, injected: str):
+    assert build_injections.INJECTORS[error_type](answer, lang) == injected
+
+
 def test_an_answer_gets_one_labelled_row_per_type_that_applies():
     row = {"id": "r1", "answer": "The roads were closed because the river flooded.", "label": "consistent"}
     made = build_injections.inject(row)
