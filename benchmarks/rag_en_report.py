@@ -6,7 +6,8 @@ shipped with the package (or `--head FILE`), as `ragfacts check` decides and exp
 - **answers**, per held-out source (`benchmarks/data/rag_en/*_test.jsonl`): balanced accuracy with a bootstrap
   interval, the share of faithful answers passed and of flawed ones caught, AUC;
 - **typed injections** (`benchmarks/data/injections/injections_test.jsonl`): the share caught per error type of
-  the typology, beside the share of the faithful answers they were injected into that still pass;
+  the typology, beside the share passed of the faithful sentences mined with them and of the faithful answers
+  (quality corpus and RAG test splits) they were injected into;
 - **localisation** on LFQA's held-out questions, whose sentences three annotators labelled (supported /
   partially / not_supported; the majority label):
   - sentence-level F1 of "not supported", each labelled sentence taking the head's probability of the answer's
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
-from train_head import SEED, Split, evidence_flags, head_predict, interval, load_split
+from train_head import SEED, Split, concat, evidence_flags, head_predict, interval, load_split, subset_by_ids
 
 from ragfacts.evidence import find_unsupported
 from ragfacts.methods.precision.explain import in_sentences
@@ -46,6 +47,7 @@ from ragfacts.text import split_sentences
 ROOT = Path(__file__).resolve().parents[1]
 RAG_EN = ROOT / "benchmarks" / "data" / "rag_en"
 INJECTIONS = ROOT / "benchmarks" / "data" / "injections" / "injections_test.jsonl"
+QUALITY_TEST = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
 SOURCES = ("lfqa", "mtrag", "ares")
 RESULTS = ROOT / "benchmarks" / "results" / "rag_en_report.json"
 
@@ -77,10 +79,16 @@ def answers(head: Head, split: Split, rng: np.random.Generator) -> dict[str, Any
     }
 
 
-def injections(head: Head, split: Split, types: dict[str, str], rng: np.random.Generator) -> dict[str, Any]:
-    """The share of each injected error type caught, and of the faithful answers passed, per language."""
+def injections(
+    head: Head, split: Split, types: dict[str, str], originals: Split | None, rng: np.random.Generator
+) -> dict[str, Any]:
+    """The share of each injected error type caught, and of the faithful answers passed, per language: the
+    faithful twins mined with them ("faithful") and the faithful answers they were injected into ("originals")."""
     passed = head_predict(head, split)
     out: dict[str, Any] = {"rows": split.total, "extracted": len(split.rows), "by_type": {}}
+    if originals is not None:
+        kept = head_predict(head, originals) == 1
+        out["originals_passed"] = {"n": len(kept), **(share(kept, rng) or {})}
     kinds = [types[r["id"]] or "faithful" for r in split.rows]
     for kind in sorted(set(kinds)):
         for lang in ("all", "en", "zh"):
@@ -188,6 +196,10 @@ def f1(gold: np.ndarray, predicted: np.ndarray) -> float:
     return 2 * true / max(1, int(gold.sum()) + int(predicted.sum()))
 
 
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def loaded(name: str, path: Path, store: dict[str, Any]) -> Split | None:
     """The stored rows of `path`, or None while none is extracted."""
     try:
@@ -210,15 +222,16 @@ def main() -> None:
     for source, path in paths.items():
         split = loaded(source, path, store)
         report["answers"][source] = answers(head, split, rng) if split else {"extracted": 0}
-    types = {
-        json.loads(line)["id"]: json.loads(line).get("error_type")
-        for line in INJECTIONS.read_text(encoding="utf-8").splitlines()
-    }
+    types = {row["id"]: row.get("error_type") for row in rows_of(INJECTIONS)}
     injected = loaded("injections", INJECTIONS, store)
-    report["injections"] = injections(head, injected, types, rng) if injected else {"extracted": 0}
+    into = {row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}
+    faithful = [loaded(path.stem, path, store) for path in (QUALITY_TEST, *paths.values())]
+    found = [subset_by_ids(split, sorted(into)) for split in faithful if split is not None]
+    originals = concat("originals", *found) if found else None
+    report["injections"] = injections(head, injected, types, originals, rng) if injected else {"extracted": 0}
     lfqa = loaded("lfqa", paths["lfqa"], store)
     report["localisation_lfqa"] = localisation(head, paths["lfqa"], lfqa, store, rng) if lfqa else {"answers": 0}
-    report["provenance"] = provenance(data=files(*paths.values(), INJECTIONS))
+    report["provenance"] = provenance(data=files(*paths.values(), INJECTIONS, QUALITY_TEST))
     text = json.dumps(report, indent=1, ensure_ascii=False)
     print(text)
     if args.write:

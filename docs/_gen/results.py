@@ -51,6 +51,7 @@ def load_tables() -> dict[str, ResultsTable]:
     """Every registered table (importing the modules that register them)."""
     importlib.import_module("_gen.tables_accuracy")
     importlib.import_module("_gen.tables_speed")
+    importlib.import_module("_gen.tables_rag_en")
     return TABLES
 
 
