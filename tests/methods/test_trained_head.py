@@ -194,3 +194,33 @@ async def test_a_head_trained_on_a_few_pairs_decides_verdicts_and_is_refused_for
     with pytest.raises(ConfigurationError, match="trained for the model"):
         options = options.model_copy(update={"head": str(path.with_name("other.json"))})
         await check_item(tiny, Item(reference=PAIRS[0][0], answer=PAIRS[0][1]), options)
+
+
+@needs_model
+async def test_a_head_that_reads_sentences_flags_a_long_answer_for_its_one_unsupported_sentence(tiny, tmp_path):
+    reference = "The bridge opened in 1932. It is 503 metres long. It cost 4 million dollars. It carries 6 lanes."
+    answer = "The bridge opened in 1932. It is 503 metres long. It cost 9 million dollars. It carries 6 lanes."
+    weights = np.zeros(576)
+    answer_only = _head(weights, bias=3.0, sha256=tiny.weights_sha256())
+    answer_only.evidence_weights[FEATURE_NAMES.index("share_numbers_unsupported")] = -8.0  # 1 of 4: logit 1
+    answer_only.save(tmp_path / "answer.json")
+    options = CheckOptions(strategy="trained_head", head=str(tmp_path / "answer.json"))
+    passed = await check_item(tiny, Item(reference=reference, answer=answer), options)
+    assert passed.label is AnswerLabel.CONSISTENT and len(passed.calls()) == 1  # the diluted answer passes
+
+    reading = Head.from_json(answer_only.to_json())  # the same weights; each sentence's logit, the lowest decides
+    combine = {"answer": 0.0, "min": 1.0, "mean": 0.0, "share": 0.0, "bias": 0.0, "cut": 0.0}
+    reading.sentences = {"combine": combine, "thresholds": {"en": 0.5}}
+    reading.save(tmp_path / "sentences.json")
+    assert Head.load(tmp_path / "sentences.json").digest == reading.digest != answer_only.digest
+    options = options.model_copy(update={"head": str(tmp_path / "sentences.json")})
+    flagged = await check_item(tiny, Item(reference=reference, answer=answer), options)
+    assert flagged.label is AnswerLabel.INCONSISTENT and "read with its 4 sentences" in flagged.holistic.explanation
+    assert flagged.holistic.probability == pytest.approx(1 / (1 + math.exp(5.0)), abs=1e-6)  # 3 - 8 * 1
+    carrying = [s for s in flagged.segments if s.label is AnswerLabel.INCONSISTENT]
+    assert [s.index for s in carrying] == [2] and "9 million" in carrying[0].text
+    assert len(flagged.calls()) == 5  # the answer and its 4 sentences, each once: localising them costs nothing more
+    assert flagged.usage.prompt_tokens == sum(call.usage.prompt_tokens for call, _ in flagged.calls())
+
+    short = await check_item(tiny, Item(reference=reference, answer="It cost 9 million dollars."), options)
+    assert short.label is AnswerLabel.INCONSISTENT and len(short.calls()) == 1  # one sentence: its own logit

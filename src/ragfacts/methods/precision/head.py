@@ -10,6 +10,10 @@ versions the states came from, the weights (standardisation folded in), the thre
 a dev split, and the training manifest (data, sizes, dev/test figures). A head is used only with that model
 and those prompts: anything else is refused, because the numbers would mean nothing.
 
+A head may also read a long answer sentence by sentence (`sentences`): each sentence of a multi-sentence answer
+is scored alone, and the answer's verdict combines its own logit with its sentences' (the lowest, the mean, the
+share under a cut), so that one unsupported sentence in a long answer is not diluted in the answer's state.
+
 A head file also carries the calibrations (`calibration.Calibration`) of the model's probability strategies,
 fitted on labelled answers the head was not fitted on: the head's own ("trained_head") and the model's P(Yes)
 ("holistic_score"), each with the abstain band chosen there (`--uncertain auto`).
@@ -75,6 +79,12 @@ class Head:
     # labelled recall data; with its provenance, and where it was fitted on such data, weights of its own (read
     # from the same state, log-odds and evidence features). Not part of `digest`: it changes no precision verdict.
     recall: dict[str, Any] = field(default_factory=dict)
+    # Long answers read sentence by sentence: where set, each sentence of a multi-sentence answer is scored too
+    # (the sentence alone as the answer, the reference's KV cache reused) and the answer's verdict is a logistic
+    # model over [answer logit, lowest sentence logit, mean sentence logit, share of sentences under "cut"] with
+    # thresholds of its own per language; "state_f32_base64" and "bias", where given, score a sentence by weights
+    # fitted on labelled sentences instead of the answer's. Part of `digest`: it changes verdicts.
+    sentences: dict[str, Any] = field(default_factory=dict)
 
     def logit(self, state: np.ndarray | None, log_odds: float, evidence: np.ndarray) -> float:
         """The head's log-odds that the answer is faithful; `state` is read only by a head over the state."""
@@ -87,7 +97,8 @@ class Head:
         return value + float(evidence @ self.evidence_weights) + self.bias
 
     def probability(self, state: np.ndarray, log_odds: float, answer: str, reference: str, lang: str) -> float:
-        """P(faithful) of an answer from its verdict-position state, the model's Yes-No log-odds and the texts."""
+        """P(faithful) of an answer from its verdict-position state, the model's Yes-No log-odds and the texts (the
+        answer head's alone; `combined_probability` adds the sentences where the head reads them)."""
         evidence = np.asarray(feature_vector(answer, reference, lang), dtype=np.float64)
         return _sigmoid(self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence))
 
@@ -110,15 +121,44 @@ class Head:
         )
         return _sigmoid(value)
 
+    def sentence_logit(self, state: np.ndarray, log_odds: float, sentence: str, reference: str, lang: str) -> float:
+        """A sentence's log-odds of being supported: by the sentence weights where the head carries them, else as
+        an answer of one sentence."""
+        weights = self.sentences.get("state_f32_base64")
+        if not weights:
+            evidence = np.asarray(feature_vector(sentence, reference, lang), dtype=np.float64)
+            return self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence)
+        return float(np.asarray(state, dtype=np.float64) @ decode_weights(weights)) + float(self.sentences["bias"])
+
+    def combined_probability(self, answer_logit: float, sentence_logits: list[float]) -> float:
+        """P(faithful) of an answer from its own logit and its sentences' (an answer of one sentence: its own)."""
+        combine = self.sentences["combine"]
+        logits = np.asarray(sentence_logits or [answer_logit], dtype=np.float64)
+        share = float(np.mean(logits < float(combine["cut"])))
+        value = (
+            float(combine["answer"]) * answer_logit
+            + float(combine["min"]) * float(logits.min())
+            + float(combine["mean"]) * float(logits.mean())
+            + float(combine["share"]) * share
+            + float(combine["bias"])
+        )
+        return _sigmoid(value)
+
     def threshold(self, lang: str) -> float:
-        """The raw probability at or above which an answer in `lang` passes (chosen on dev)."""
+        """The raw probability at or above which an answer in `lang` passes (chosen on dev): the combined
+        probability's where the head reads sentences."""
+        chosen = self.sentences.get("thresholds")
+        return float(chosen.get(lang, chosen.get("default", 0.5))) if chosen else self.answer_threshold(lang)
+
+    def answer_threshold(self, lang: str) -> float:
+        """The threshold of the answer head's own probability (`probability`), sentences aside."""
         return self.thresholds.get(lang, self.thresholds.get("default", 0.5))
 
     def recall_threshold(self, lang: str) -> float:
         """The probability at or above which the head judges a fact stated (chosen on labelled recall data where
         the head carries one, else its precision threshold)."""
         chosen: dict[str, float] = self.recall.get("thresholds", {})
-        return float(chosen.get(lang, chosen.get("default", self.threshold(lang))))
+        return float(chosen.get(lang, chosen.get("default", self.answer_threshold(lang))))
 
     @property
     def uses_state(self) -> bool:
@@ -170,6 +210,7 @@ class Head:
             "evidence_veto": self.evidence_veto,
             "calibration": {name: c.to_json() for name, c in sorted(self.calibrations.items())},
             **({"recall": self.recall} if self.recall else {}),
+            **({"sentences": self.sentences} if self.sentences else {}),
             "training": self.training,
         }
 
@@ -194,6 +235,7 @@ class Head:
             training=data.get("training", {}),
             calibrations={k: Calibration.from_json(v) for k, v in (data.get("calibration") or {}).items()},
             recall=dict(data.get("recall") or {}),
+            sentences=dict(data.get("sentences") or {}),
         )
 
     def save(self, path: Path) -> None:

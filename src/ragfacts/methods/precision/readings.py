@@ -127,7 +127,8 @@ def example_of(item: Item, row: dict[str, Any]) -> Example:
 
 
 def default_judge(identity: str) -> tuple[str, Any]:
-    """What the head must beat: the head that ships for the model, else holistic_score at its default threshold."""
+    """What the head must beat: the head that ships for the model (its answer head: readings hold no sentences),
+    else holistic_score at its default threshold."""
     shipped = shipped_head(identity)
     if shipped is not None:
 
@@ -136,7 +137,7 @@ def default_judge(identity: str) -> tuple[str, Any]:
             for r in rows:
                 z = shipped.logit(r.state, r.log_odds, r.evidence)
                 flagged = shipped.evidence_veto and any(r.evidence[i] > 0 for i in _FLAG_COLUMNS)
-                out.append(int(z >= _logit(shipped.threshold(r.lang)) and not flagged))
+                out.append(int(z >= _logit(shipped.answer_threshold(r.lang)) and not flagged))
             return out
 
         return f"the shipped head {shipped.name}", by_head

@@ -16,10 +16,11 @@ stage adds its explanation, best effort.
 from __future__ import annotations
 
 import asyncio
+import math
 
 import numpy as np
 
-from ragfacts.evidence import find_unsupported
+from ragfacts.evidence import feature_vector, find_unsupported
 from ragfacts.items import Item
 from ragfacts.methods.precision.explain import explain_flagged
 from ragfacts.methods.precision.head import Head, log_odds, shipped_head
@@ -62,25 +63,27 @@ def head_for(model: ChatModel, options: CheckOptions) -> Head:
 
 
 async def _head_score(
-    model: ChatModel, head: Head, item: Item, lang: str, threshold: float
-) -> tuple[ScoreResult, CallRecord]:
-    """P(faithful) of `item` by the head: one forward pass with the hidden state."""
+    model: ChatModel, head: Head, item: Item, lang: str, threshold: float, *, sentence: bool = False
+) -> tuple[ScoreResult, CallRecord, float | None]:
+    """P(faithful) of `item` by the head, and its logit: one forward pass with the hidden state. With `sentence`,
+    the item's answer is one sentence of a longer answer, scored by the head's sentence weights where it has them."""
     messages, (yes, no), prompt_id = holistic_request(item, lang)
     completion = await model.score_labels(
         messages, [yes, no], stage=STAGE, prompt_version=prompt_id, hidden_state=head.uses_state
     )
     call = CallRecord.of(completion)
     if not completion.ok:
-        return ScoreResult(call=call, threshold=threshold), call
+        return ScoreResult(call=call, threshold=threshold), call, None
     scores = completion.parsed
     call.text = scores.model_copy(update={"state": None}).model_dump_json()  # results keep the log-probabilities
-    probability = head.probability(
-        scores.state_vector() if head.uses_state else np.zeros(0),
-        log_odds(scores.logprobs, yes, no),
-        item.answer,
-        item.reference or "",
-        lang,
-    )
+    state = scores.state_vector() if head.uses_state else np.zeros(0)
+    odds, reference = log_odds(scores.logprobs, yes, no), item.reference or ""
+    if sentence:
+        logit = head.sentence_logit(state, odds, item.answer, reference, lang)
+    else:
+        evidence = np.asarray(feature_vector(item.answer, reference, lang), dtype=np.float64)
+        logit = head.logit(state if head.uses_state else None, odds, evidence)
+    probability = 1.0 / (1.0 + math.exp(-logit)) if logit > -700 else 0.0
     verdict = "consistent" if probability >= threshold else "inconsistent"
     relation = ">=" if verdict == "consistent" else "<"
     return (
@@ -92,31 +95,56 @@ async def _head_score(
             call=call,
         ),
         call,
+        logit,
     )
+
+
+async def _sentence_scores(
+    model: ChatModel, head: Head, item: Item, lang: str, sentences: list[str]
+) -> list[tuple[ScoreResult, float | None]]:
+    """Each sentence scored alone (the sentence as the answer; consecutive calls share the reference's KV cache)."""
+    threshold = head.answer_threshold(lang)
+    scored = await asyncio.gather(
+        *(
+            _head_score(model, head, item.model_copy(update={"answer": text}), lang, threshold, sentence=True)
+            for text in sentences
+        )
+    )
+    return [(score, logit) for score, _, logit in scored]
 
 
 async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, lang: str) -> CheckResult:
     """One forward pass: the head's P(faithful) of the whole answer decides; evidence checks name the problems.
+    A head that reads sentences scores each sentence of a longer answer too, and decides from all of them.
 
     The probability is calibrated where the head carries a calibration; an answer in the abstain band is uncertain.
     """
     head = head_for(model, options)
     raw_threshold = head.threshold(lang)
     band_for(options, head.calibrations.get(STAGE))  # an `auto` band without a calibration: refused before a call
-    score, call = await _head_score(model, head, item, lang, raw_threshold)
+    score, call, logit = await _head_score(model, head, item, lang, raw_threshold)
+    sentences = split_sentences(item.answer) or [item.answer]
+    by_sentence: list[tuple[ScoreResult, float | None]] | None = None
+    if head.sentences and logit is not None:
+        by_sentence = await _sentence_scores(model, head, item, lang, sentences) if len(sentences) > 1 else []
+        score = _combined(head, score, logit, by_sentence, raw_threshold)
     mismatches = find_unsupported(item.answer, item.reference or "", lang)
     judgement = HolisticResult(call=call, problems=[m.explain(lang) for m in mismatches])
     result = CheckResult(
         id=item.id, label=AnswerLabel.UNSCORED, lang=lang, model=model.model_id, options=options, holistic=judgement
     )
+    if by_sentence:
+        result.batches = [s.call for s, _ in by_sentence]  # the sentences' calls decide too: counted with the answer
     if score.probability is None:
-        failure = call.failure
+        failure = next((c.failure for c in (call, *result.batches) if c.failure), None)
         result.reason = f"the judgement failed ({failure.kind.value}: {failure.message})" if failure else None
     else:
         flagged = head.evidence_veto and bool(mismatches)
         calibration = head.calibrations.get(STAGE)
         decision = decide(score.probability, lang, raw_threshold, options, calibration, flagged=flagged, vetoed=flagged)
         record_decision(judgement, decision, "P(faithful)", "trained head, ")
+        if by_sentence:
+            judgement.explanation += f"; read with its {len(by_sentence)} sentences"
         if flagged:
             judgement.explanation += "; the evidence check flags the answer"
         if decision.uncertain:
@@ -129,26 +157,44 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
             if judgement.problems:
                 result.reason += "; " + "; ".join(judgement.problems)
             if options.explain != "none":
-                await _localise(model, head, item, options, lang, result, score)
+                await _localise(model, head, item, options, lang, result, score, by_sentence)
     result.usage = Usage.sum(c.usage for c, _ in result.calls())
     return result
 
 
+def _combined(
+    head: Head, answer: ScoreResult, logit: float, by_sentence: list[tuple[ScoreResult, float | None]], threshold: float
+) -> ScoreResult:
+    """The answer's score from its own logit and its sentences'; no probability where a sentence's call failed."""
+    logits = [value for _, value in by_sentence]
+    if any(value is None for value in logits):
+        return answer.model_copy(update={"probability": None, "verdict": None, "explanation": ""})
+    probability = head.combined_probability(logit, [v for v in logits if v is not None])
+    verdict = "consistent" if probability >= threshold else "inconsistent"
+    relation = ">=" if verdict == "consistent" else "<"
+    said = f"P(faithful) = {probability:.2f} {relation} {threshold:.2f} (trained head, with {len(logits) or 1} sentence"
+    said += "s)" if len(logits) > 1 else ")"
+    return answer.model_copy(update={"probability": probability, "verdict": verdict, "explanation": said})
+
+
 async def _localise(
-    model: ChatModel, head: Head, item: Item, options: CheckOptions, lang: str, result: CheckResult, whole: ScoreResult
+    model: ChatModel,
+    head: Head,
+    item: Item,
+    options: CheckOptions,
+    lang: str,
+    result: CheckResult,
+    whole: ScoreResult,
+    by_sentence: list[tuple[ScoreResult, float | None]] | None = None,
 ) -> None:
-    """Score each sentence with the head (ranked by its raw probability), then say why by scoring (`explain.py`)."""
+    """Score each sentence with the head (ranked by its raw probability), unless the verdict's scoring did, then
+    say why by scoring (`explain.py`)."""
     sentences = split_sentences(item.answer) or [item.answer]
     scores: list[ScoreResult | None] = [None]
-    if len(sentences) > 1:
-        threshold = head.threshold(lang)
-        scored = await asyncio.gather(
-            *(
-                _head_score(model, head, item.model_copy(update={"answer": sentence}), lang, threshold)
-                for sentence in sentences
-            )
-        )
-        scores = [_alone(score) for score, _ in scored]
+    if len(sentences) > 1 and by_sentence:  # scored for the verdict: their calls are the result's already
+        scores = [_alone(score.model_copy(update={"call": score.call.pointer()})) for score, _ in by_sentence]
+    elif len(sentences) > 1:
+        scores = [_alone(score) for score, _ in await _sentence_scores(model, head, item, lang, sentences)]
     await explain_flagged(model, item, options, lang, result, sentences, scores, whole)
 
 
