@@ -8,8 +8,8 @@ answer, after its answer so that the reference's KV cache is reused) and compare
 - "head, dev thresholds": the same probability, thresholds per language chosen on dev;
 - "weakest sentence": the lowest sentence logit alone (an answer of one sentence: its own), dev thresholds;
 - "answer + sentences": a logistic model over [answer logit, lowest sentence logit, mean sentence logit, share of
-  sentences under the head's threshold], fitted on train (each language and label weighing the same), dev
-  thresholds;
+  sentences under logit 0], fitted on train (each language and label weighing the same), dev thresholds: what a
+  head file's `sentences` block holds (`Head.combined_probability`), written by `--write-head`;
 - the same two with a **sentence head** in place of the answer head on sentences: a logistic head over the
   sentence's state, fitted on LFQA's labelled train sentences (not supported = 0, supported = 1; "partially"
   left out of fitting), its L2 strength chosen by dev sentence AUC.
@@ -18,13 +18,15 @@ Sentence-level F1 of "not supported" on LFQA's dev and test sentences is reporte
 flagged below a threshold chosen on dev for F1. Answers whose sentences are not all extracted yet are left out
 and counted. Choices on dev; test is read once.
 
-    python benchmarks/sentence_aggregate.py [--head FILE] [--write]   # --write: results/sentence_aggregate.json
+    python benchmarks/sentence_aggregate.py [--head FILE] [--write] [--write-head FILE]
+    # --write: results/sentence_aggregate.json; --write-head: the head with the reading chosen on dev
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +40,7 @@ from train_head import EVIDENCE_FLAGS, SEED, best_threshold, interval
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
 from ragfacts.methods.precision.calibration import fit_logistic
-from ragfacts.methods.precision.head import Head, shipped_head
+from ragfacts.methods.precision.head import Head, encode_weights, shipped_head
 from ragfacts.methods.precision.training import auc, balanced_accuracy
 from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.text import split_sentences
@@ -132,6 +134,11 @@ class SentenceHead:
     def logits(self, states: np.ndarray) -> np.ndarray:
         return ((states - self.mean) / self.scale) @ self.weights + self.bias
 
+    def folded(self) -> dict[str, Any]:
+        """The weights as a head file stores them, standardisation folded in."""
+        weights = self.weights / self.scale
+        return {"state_f32_base64": encode_weights(weights), "bias": float(self.bias - weights @ self.mean)}
+
 
 def labelled(answers: list[Answer]) -> tuple[np.ndarray, np.ndarray]:
     """The states and labels of the sentences that have a label."""
@@ -141,12 +148,16 @@ def labelled(answers: list[Answer]) -> tuple[np.ndarray, np.ndarray]:
     return np.vstack([p[0] for p in pairs]), np.array([p[1] for p in pairs], dtype=np.float64)
 
 
-def features(answers: list[Answer], sentence: Any, cut: dict[str, float]) -> np.ndarray:
-    """[answer logit, lowest, mean, share under the cut] per answer, sentences scored by `sentence`."""
+CUT = 0.0  # a sentence counts as under the cut below logit 0 (P = 0.5): `Head.sentences["combine"]["cut"]`
+
+
+def features(answers: list[Answer], sentence: Any) -> np.ndarray:
+    """[answer logit, lowest, mean, share under CUT] per answer, sentences scored by `sentence`: what
+    `Head.combined_probability` reads."""
     rows = []
     for a in answers:
         logits = sentence(a)
-        rows.append([a.logit, logits.min(), logits.mean(), float(np.mean(logits < cut.get(a.lang, 0.0)))])
+        rows.append([a.logit, logits.min(), logits.mean(), float(np.mean(logits < CUT))])
     return np.asarray(rows)
 
 
@@ -187,6 +198,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--head", type=Path, default=None, help="a head file (default: the shipped one)")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
+    parser.add_argument("--write-head", type=Path, default=None, help="write the head with the best reading on dev")
     args = parser.parse_args()
     head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
@@ -227,16 +239,34 @@ def main() -> None:
         sentence_head = fitted[penalty]
         scorers["sentence head"] = lambda a: sentence_head.logits(a.states)
         out["sentence_head"] = {"penalty": penalty, "train_sentences": len(labels)}
+    blocks: dict[str, dict[str, Any]] = {}
     for name, sentence in scorers.items():
         add(f"weakest sentence ({name})", lambda s, f=sentence: np.array([f(a).min() for a in s]))
-        train_x, gold = features(train, sentence, own), np.array([a.gold for a in train], dtype=np.float64)
+        train_x, gold = features(train, sentence), np.array([a.gold for a in train], dtype=np.float64)
         counts_by = {(a.lang, a.gold): sum(1 for b in train if (b.lang, b.gold) == (a.lang, a.gold)) for a in train}
         weights, bias = fit_logistic(
             train_x, gold, np.full(4, 1e-3), np.array([1.0 / counts_by[(a.lang, a.gold)] for a in train])
         )
-        add(f"answer + sentences ({name})", lambda s, f=sentence, w=weights, b=bias: features(s, f, own) @ w + b)
+        add(f"answer + sentences ({name})", lambda s, f=sentence, w=weights, b=bias: features(s, f) @ w + b)
         out["methods"][f"answer + sentences ({name})"]["weights"] = [round(float(v), 4) for v in (*weights, bias)]
-        out.setdefault("sentence_f1", {})[name] = sentencef1(dev, test, sentence, rng)
+        blocks[name] = {
+            "combine": dict(zip(("answer", "min", "mean", "share", "bias"), map(float, (*weights, bias)), strict=True))
+            | {"cut": CUT},
+            "thresholds": {
+                lang: round(1 / (1 + math.exp(-cut)), 4)
+                for lang, cut in out["methods"][f"answer + sentences ({name})"]["thresholds"].items()
+            },
+        }
+        if name == "sentence head":
+            blocks[name] |= sentence_head.folded()
+        out.setdefault("sentence_f1", {})[name] = sentence_f1(dev, test, sentence, rng)
+    if args.write_head:
+        best = max(blocks, key=lambda n: out["methods"][f"answer + sentences ({n})"]["dev"]["all"]["value"])
+        written = Head.from_json(head.to_json())
+        written.sentences = blocks[best] | {"training": {"chosen_on_dev": best, "benchmark": "sentence_aggregate.py"}}
+        written.calibrations = {}  # fitted on the answer head's probability: refit on the combined one
+        written.save(args.write_head)
+        print(f"head with sentences ({best}) written to {args.write_head}", file=sys.stderr)
     finish(out, paths, args.write)
 
 
@@ -250,7 +280,7 @@ def finish(out: dict[str, Any], paths: list[Path], write: bool) -> None:
         print(f"written to {RESULTS}", file=sys.stderr)
 
 
-def sentencef1(dev: list[Answer], test: list[Answer], sentence: Any, rng: np.random.Generator) -> dict[str, Any]:
+def sentence_f1(dev: list[Answer], test: list[Answer], sentence: Any, rng: np.random.Generator) -> dict[str, Any]:
     """F1 of "not supported" over labelled sentences, flagged below the cut that gives dev its best F1."""
 
     def pairs(answers: list[Answer]) -> tuple[np.ndarray, np.ndarray]:
