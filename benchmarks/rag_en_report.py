@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
+from sentence_aggregate import f1, load, spans
 from train_head import SEED, Split, concat, evidence_flags, head_predict, interval, load_split, subset_by_ids
 
 from ragfacts.evidence import find_unsupported
@@ -59,14 +60,25 @@ def share(flags: np.ndarray, rng: np.random.Generator) -> dict[str, float] | Non
     return interval(lambda gold, predicted: float(predicted.mean()), flags, flags, rng)
 
 
-def answers(head: Head, split: Split, rng: np.random.Generator) -> dict[str, Any]:
+def decisions(head: Head, split: Split, path: Path, store: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """What the head decides on the rows of `split` (1 = passed) and the score it ranks them by: a head that reads
+    sentences from the answer's and its sentences' states (`sentence_aggregate.load`), as at run time."""
+    if not head.sentences:
+        scores = split.state @ head.state_weights + head.baseline_weight * split.log_odds
+        return head_predict(head, split), scores + split.evidence @ head.evidence_weights
+    read = {a.id: a for a in load(path, store, head)[0]}
+    missing = [r["id"] for r in split.rows if r["id"] not in read]
+    if missing:
+        raise SystemExit(f"{path}: {len(missing)} answers lack sentence states (judge_features.py --sentences)")
+    answers = [read[r["id"]] for r in split.rows]
+    scores = np.array([head.combined_probability(a.logit, list(a.logits)) for a in answers])
+    passed = [s >= head.threshold(a.lang) and not a.vetoed for s, a in zip(scores, answers, strict=True)]
+    return np.array(passed, dtype=int), scores
+
+
+def answers(head: Head, split: Split, path: Path, store: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """What the head decides on one held-out split's answers."""
-    passed = head_predict(head, split)
-    scores = (
-        split.state @ head.state_weights
-        + head.baseline_weight * split.log_odds
-        + split.evidence @ head.evidence_weights
-    )
+    passed, scores = decisions(head, split, path, store)
     both = len(set(split.gold.tolist())) == 2
     return {
         "rows": split.total,
@@ -98,17 +110,6 @@ def injections(
             flags = passed[mask] == 1 if kind == "faithful" else passed[mask] == 0
             out["by_type"].setdefault(kind, {})[lang] = {"n": int(mask.sum()), **(share(flags, rng) or {})}
     return out
-
-
-def spans(answer: str, texts: list[str], starts: list[int] | None = None) -> list[tuple[int, int]]:
-    """Character spans of consecutive `texts` in `answer` (found in order; `starts` where they are given)."""
-    found, at = [], 0
-    for n, text in enumerate(texts):
-        start = starts[n] if starts is not None else answer.find(text, at)
-        start = at if start < 0 else start
-        found.append((start, start + len(text)))
-        at = start + len(text)
-    return found
 
 
 def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rng: np.random.Generator) -> dict:
@@ -190,12 +191,6 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
     return out
 
 
-def f1(gold: np.ndarray, predicted: np.ndarray) -> float:
-    """F1 of the positive class (1)."""
-    true = int(((gold == 1) & (predicted == 1)).sum())
-    return 2 * true / max(1, int(gold.sum()) + int(predicted.sum()))
-
-
 def rows_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -221,7 +216,7 @@ def main() -> None:
     report: dict[str, Any] = {"head": head.name, "head_digest": head.digest, "answers": {}}
     for source, path in paths.items():
         split = loaded(source, path, store)
-        report["answers"][source] = answers(head, split, rng) if split else {"extracted": 0}
+        report["answers"][source] = answers(head, split, path, store, rng) if split else {"extracted": 0}
     types = {row["id"]: row.get("error_type") for row in rows_of(INJECTIONS)}
     injected = loaded("injections", INJECTIONS, store)
     into = {row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}

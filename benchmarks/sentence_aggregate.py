@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
-from rag_en_report import f1, spans
 from train_head import EVIDENCE_FLAGS, SEED, best_threshold, interval
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
@@ -72,6 +71,29 @@ def head_logit(head: Head, found: dict[str, Any], answer: str, reference: str, l
     return head.logit(found["state"].astype(np.float64), found["lp_yes"] - found["lp_no"], evidence)
 
 
+def spans(answer: str, texts: list[str], starts: list[int] | None = None) -> list[tuple[int, int]]:
+    """Character spans of consecutive `texts` in `answer` (found in order; `starts` where they are given)."""
+    found, at = [], 0
+    for n, text in enumerate(texts):
+        start = starts[n] if starts is not None else answer.find(text, at)
+        start = at if start < 0 else start
+        found.append((start, start + len(text)))
+        at = start + len(text)
+    return found
+
+
+def f1(gold: np.ndarray, predicted: np.ndarray) -> float:
+    """F1 of the positive class (1)."""
+    true = int(((gold == 1) & (predicted == 1)).sum())
+    return 2 * true / max(1, int(gold.sum()) + int(predicted.sum()))
+
+
+def sentence_logit(head: Head, found: dict[str, Any], sentence: str, reference: str, lang: str) -> float:
+    """A sentence's logit as the head reads it at run time (`Head.sentence_logit`)."""
+    state = found["state"].astype(np.float64)
+    return head.sentence_logit(state, found["lp_yes"] - found["lp_no"], sentence, reference, lang)
+
+
 def sentence_labels(row: dict[str, Any], answer: str, ours: list[str]) -> list[int | None]:
     """Each of our sentences' label from the labelled sentences it overlaps (None without labels or if partial)."""
     labelled = row.get("sentences")
@@ -106,7 +128,9 @@ def load(path: Path, store: dict[str, Any], head: Head) -> tuple[list[Answer], i
                 gold=1 if row["label"] == "consistent" else 0,
                 logit=head_logit(head, whole, item.answer, reference, lang),
                 states=np.vstack([f["state"].astype(np.float64) for f in found]),
-                logits=np.array([head_logit(head, f, t, reference, lang) for f, t in zip(found, texts, strict=True)]),
+                logits=np.array(
+                    [sentence_logit(head, f, t, reference, lang) for f, t in zip(found, texts, strict=True)]
+                ),
                 labels=sentence_labels(row, item.answer, texts),
                 vetoed=head.evidence_veto and vetoes(item.answer, reference, lang),
             )
