@@ -181,9 +181,19 @@ FIGURES: list[Figure] = [
     ),
     Figure(
         "docs/results/precision.md",
+        "trained_head_with_paraphrases.json",
+        "and passes no more of dev's paraphrases "
+        "({paraphrases_passed[dev paraphrases][@choice.shipped].all.value!p:.1f}% against",
+    ),
+    Figure(
+        "docs/results/precision.md",
         "trained_head.json",
-        "against {$shipped_choice.dev_balanced_accuracy_out_of_fold!p:.1f} without, and passes the same share of dev's "
-        "paraphrases ({paraphrases_passed[dev paraphrases][@choice.shipped].all.value!p:.1f}% both)",
+        "against {$shipped_choice.dev_balanced_accuracy_out_of_fold!p:.1f} without,",
+    ),
+    Figure(
+        "docs/results/precision.md",
+        "trained_head.json",
+        "against {paraphrases_passed[dev paraphrases][@choice.shipped].all.value!p:.1f}%), so the head without them",
     ),
     Figure(
         "docs/results/precision.md",
