@@ -126,7 +126,7 @@ def flat(text: str) -> str:
 
 
 Derive = Callable[[Any, Callable[[str], Any]], Mapping[str, Any]]
-DECLARING_MODULES = ("figures_results", "figures_guides", "figures_performance")
+DECLARING_MODULES = ("figures_results", "figures_guides", "figures_performance", "figures_recall", "figures_rag_en")
 
 
 @dataclass(frozen=True)

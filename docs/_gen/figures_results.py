@@ -27,8 +27,6 @@ ALIASES = {
     # recall_small_model.json: facts judged present, per method and answer type
     "faaf_ungrounded": "metrics[method=faaf-tfn][answer_type=ungrounded_answer]",
     "faaf_poor": "metrics[method=faaf-tfn][answer_type=poor_answer]",
-    "scores_ungrounded": "metrics[method=fact-scores][answer_type=ungrounded_answer]",
-    "scores_poor": "metrics[method=fact-scores][answer_type=poor_answer]",
 }
 
 
@@ -237,22 +235,6 @@ FIGURES: list[Figure] = [
     ),
     Figure(
         INDEX,
-        "recall_small_model.json",
-        "`fact-scores` judged {$scores_ungrounded.true_fraction!p:.1f}% and {$scores_poor.true_fraction!p:.1f}% of "
-        "them present",
-    ),
-    Figure(
-        INDEX,
-        "recall_head.json",
-        "the FaaF paper's humans judged {humans.ungrounded_answer!p:.1f}% and {humans.poor_answer!p:.1f}%",
-    ),
-    Figure(
-        INDEX,
-        "recall_small_model.json",
-        "`faaf` judged {$faaf_ungrounded.true_fraction!p:.1f}% and {$faaf_poor.true_fraction!p:.1f}%.",
-    ),
-    Figure(
-        INDEX,
         "bench_embedded_sample6.json",
         "{derived.paper_right} of {$paper.answers} right on a {$paper.answers}-item sample, at about "
         "{derived.paper_minutes} minutes and {derived.paper_tokens:,.0f} tokens an answer",
@@ -286,12 +268,11 @@ FIGURES: list[Figure] = [
         "humans for ungrounded and poor answers.",
     ),
     Figure(RECALL, "recall_small_model.json", "these {spec.dataset.rows} rows are all the WikiEval data used here"),
-    Figure(RECALL, "recall_small_model.json", "because {facts} facts on one model are too few"),
     Figure(
         RECALL,
         "recall_head.json",
-        "comes within {derived.within_ungrounded} and {derived.within_poor} points of the humans for ungrounded and "
-        "poor answers, at {derived.vs_faaf_prompt:.2f}× FaaF's prompt tokens.",
+        "came within {derived.within_ungrounded} and {derived.within_poor} points of the humans for ungrounded and "
+        "poor answers, at {derived.vs_faaf_prompt:.2f}× FaaF's prompt tokens:",
     ),
     Figure(
         RECALL,
