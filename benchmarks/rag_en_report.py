@@ -19,7 +19,9 @@ shipped with the package (or `--head FILE`), as `ragfacts check` decides and exp
     (`explain.explain_flagged`'s choice: the sentences with an evidence mismatch, else the least supported one)
     overlaps such a sentence, beside the share a sentence drawn at random would reach.
 
-Rows not yet extracted are left out and counted ("extracted" beside "rows"): the figures are over what is stored.
+It also says what reading them cost the model (calls, prompt tokens, seconds; the median seconds of one answer
+and of one sentence). Rows not yet extracted are left out and counted ("extracted" beside "rows"): the figures
+are over what is stored.
 
     python benchmarks/rag_en_report.py [--head FILE] [--write]    # --write: benchmarks/results/rag_en_report.json
 """
@@ -191,6 +193,37 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
     return out
 
 
+def cost(paths: list[Path], store: dict[str, Any]) -> dict[str, Any]:
+    """What reading the answers and their sentences cost the model, from the stored calls: calls, prompt tokens
+    (the whole prompts; the KV cache of a shared reference made fewer evaluated) and the model's seconds, with the
+    median seconds of one answer and of one sentence on the machine that extracted them."""
+    answers: list[dict[str, Any]] = []
+    sentences: list[dict[str, Any]] = []
+    for path in paths:
+        for item, lang in read_items(path):
+            found = store.get(request_key(item, lang, DEFAULT_MODEL.sha256)[0])
+            if found is not None:
+                answers.append(found)
+            sentences += [store[k] for _, k, _ in sentence_requests(item, lang, DEFAULT_MODEL.sha256) if k in store]
+    every = answers + sentences
+    return {
+        "calls": len(every),
+        "answers": len(answers),
+        "sentences": len(sentences),
+        "prompt_tokens": int(sum(r["tokens"] for r in every)),
+        "model_seconds": round(float(sum(r["seconds"] for r in every)), 1),
+        "median_answer_seconds": round(float(np.median([r["seconds"] for r in answers])), 2) if answers else None,
+        "median_answer_tokens": int(np.median([r["tokens"] for r in answers])) if answers else None,
+        "median_sentence_seconds": round(float(np.median([r["seconds"] for r in sentences])), 2) if sentences else None,
+    }
+
+
+def fresh() -> np.random.Generator:
+    """The bootstrap's generator, seeded anew for each part of the report: one part's figures do not move when
+    another part has more rows."""
+    return np.random.default_rng(SEED)
+
+
 def rows_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -211,21 +244,22 @@ def main() -> None:
     head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
     store = load_store(store_dir(DEFAULT_MODEL.sha256))
-    rng = np.random.default_rng(SEED)
     paths = {source: RAG_EN / f"{source}_test.jsonl" for source in SOURCES}
     report: dict[str, Any] = {"head": head.name, "head_digest": head.digest, "answers": {}}
     for source, path in paths.items():
         split = loaded(source, path, store)
-        report["answers"][source] = answers(head, split, path, store, rng) if split else {"extracted": 0}
+        report["answers"][source] = answers(head, split, path, store, fresh()) if split else {"extracted": 0}
     types = {row["id"]: row.get("error_type") for row in rows_of(INJECTIONS)}
     injected = loaded("injections", INJECTIONS, store)
     into = {row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}
     faithful = [loaded(path.stem, path, store) for path in (QUALITY_TEST, *paths.values())]
     found = [subset_by_ids(split, sorted(into)) for split in faithful if split is not None]
     originals = concat("originals", *found) if found else None
-    report["injections"] = injections(head, injected, types, originals, rng) if injected else {"extracted": 0}
+    report["injections"] = injections(head, injected, types, originals, fresh()) if injected else {"extracted": 0}
     lfqa = loaded("lfqa", paths["lfqa"], store)
-    report["localisation_lfqa"] = localisation(head, paths["lfqa"], lfqa, store, rng) if lfqa else {"answers": 0}
+    found_lfqa = localisation(head, paths["lfqa"], lfqa, store, fresh()) if lfqa else {"answers": 0}
+    report["localisation_lfqa"] = found_lfqa
+    report["extraction"] = cost(list(paths.values()), store)
     report["provenance"] = provenance(data=files(*paths.values(), INJECTIONS, QUALITY_TEST))
     text = json.dumps(report, indent=1, ensure_ascii=False)
     print(text)

@@ -9,8 +9,51 @@ from typing import Any
 from _gen.figures import Figure
 
 ALIASES: dict[str, str] = {}
-DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {}
+
+
+def _report(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
+    ares = data["answers"]["ares"]
+    return {"ares_flawed": round(ares["rows"] - ares["faithful_passed"]["n"])}
+
+
+DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {"rag_en_report.json": _report}
 
 PAGE = "docs/results/long-answers.md"
 
-FIGURES: list[Figure] = []
+FIGURES: list[Figure] = [
+    Figure(
+        "README.md",
+        "rag_en_report.json",
+        "it is weaker: {answers.lfqa.balanced_accuracy.value!p:.1f}, {answers.mtrag.balanced_accuracy.value!p:.1f} and "
+        "{answers.ares.balanced_accuracy.value!p:.1f}, passing {answers.mtrag.faithful_passed.value!p:.1f}% of MTRAG's "
+        "faithful answers",
+    ),
+    Figure(
+        "docs/results/index.md",
+        "rag_en_report.json",
+        "balanced accuracy {answers.lfqa.balanced_accuracy!i}, {answers.mtrag.balanced_accuracy!i} and "
+        "{answers.ares.balanced_accuracy!i}; the head ranks MTRAG's answers well (AUC {answers.mtrag.auc:.3f}) but its "
+        "threshold, chosen on short answers, passes only {answers.mtrag.faithful_passed.value!p:.1f}% of the long "
+        "faithful ones",
+    ),
+    Figure(
+        PAGE,
+        "rag_en_report.json",
+        "The head ranks MTRAG's answers well (AUC {answers.mtrag.auc:.3f}) but passes only "
+        "{answers.mtrag.faithful_passed.value!p:.1f}% of the faithful ones",
+    ),
+    Figure(
+        PAGE,
+        "rag_en_report.json",
+        "On ARES it ranks near chance (AUC {answers.ares.auc:.3f}; {derived.ares_flawed} of its "
+        "{answers.ares.rows} answers are flawed), and the evidence checks flag "
+        "{answers.ares.evidence_flagged_faithful.value!p:.1f}% of the faithful answers",
+    ),
+    Figure(
+        PAGE,
+        "rag_en_report.json",
+        "Reading an answer of these splits took {extraction.median_answer_seconds:.1f} s at the median "
+        "({extraction.median_answer_tokens} prompt tokens, {provenance.machine.cores} cores), and each sentence scored "
+        "after it {extraction.median_sentence_seconds:.1f} s.",
+    ),
+]
