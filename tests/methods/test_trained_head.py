@@ -82,6 +82,27 @@ def test_a_head_file_round_trips_and_gives_the_same_probability(tmp_path):
     assert again.digest == head.digest and again.thresholds == {"en": 0.5, "zh": 0.5}
 
 
+def test_a_head_that_reads_sentences_combines_the_answers_logit_with_its_sentences(tmp_path):
+    from ragfacts.methods.precision.head import encode_weights
+
+    head = _head(np.array([1.0, 0.0, 0.0]), bias=0.0)
+    combine = {"answer": 0.5, "min": 1.0, "mean": 0.25, "share": -2.0, "bias": 0.1, "cut": 0.0}
+    head.sentences = {"combine": combine, "thresholds": {"en": 0.6}}
+    # answer logit 2, sentences 3, -1 and 1: 0.5*2 + 1*(-1) + 0.25*1 - 2*(1/3) + 0.1
+    expected = 1 / (1 + math.exp(-(1.0 - 1.0 + 0.25 - 2 / 3 + 0.1)))
+    assert head.combined_probability(2.0, [3.0, -1.0, 1.0]) == pytest.approx(expected)
+    assert head.combined_probability(2.0, []) == pytest.approx(1 / (1 + math.exp(-(1.0 + 2.0 + 0.5 + 0.1))))
+    assert head.threshold("en") == 0.6 and head.answer_threshold("en") == 0.5  # the combined one decides
+    state = np.array([2.0, 5.0, 7.0])
+    assert head.sentence_logit(state, 0.0, "a", "a", "en") == pytest.approx(2.0)  # the answer's weights
+    head.sentences |= {"state_f32_base64": encode_weights(np.array([0.0, 1.0, 0.0])), "bias": -1.0}
+    assert head.sentence_logit(state, 0.0, "a", "a", "en") == pytest.approx(4.0)  # its own weights
+    head.save(tmp_path / "head.json")
+    again = Head.load(tmp_path / "head.json")
+    assert again.sentences == head.sentences and again.digest == head.digest
+    assert again.digest != _head(np.array([1.0, 0.0, 0.0])).digest
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory", "too large"])
 def test_a_head_is_read_only_from_a_regular_file_of_bounded_size(tmp_path, kind):
     """Nothing but a regular file of at most MAX_BYTES is read: a FIFO is refused without waiting for a writer,
