@@ -199,11 +199,13 @@ async def extract(
                     "seconds": completion.usage.model_s,
                 }
             )
-            if len(rows) >= CHUNK or n == len(order):
+            if len(rows) >= CHUNK:
                 save_chunk(directory, stem, rows)
                 rate_now = (time.perf_counter() - started) / n
                 print(f"  {n}/{len(order)} · {rate_now:.2f} s a call", file=sys.stderr, flush=True)
                 rows = []
+        if rows:  # the last chunk, even where the last call failed
+            save_chunk(directory, stem, rows)
     finally:
         await model.aclose()
 

@@ -37,12 +37,12 @@ from typing import Any
 import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
-from sentence_aggregate import f1, load, spans
-from train_head import SEED, Split, concat, evidence_flags, head_predict, interval, load_split, subset_by_ids
+from sentence_aggregate import by_answer, f1, load, spans
+from train_head import SEED, Split, evidence_flags, head_predict, interval, load_split
 
 from ragfacts.evidence import find_unsupported
 from ragfacts.methods.precision.explain import in_sentences
-from ragfacts.methods.precision.head import Head, shipped_head
+from ragfacts.methods.precision.head import Head, shipped_head, sigmoid
 from ragfacts.methods.precision.training import auc, balanced_accuracy
 from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.text import split_sentences
@@ -94,15 +94,15 @@ def answers(head: Head, split: Split, path: Path, store: dict[str, Any], rng: np
 
 
 def injections(
-    head: Head, split: Split, types: dict[str, str], originals: Split | None, rng: np.random.Generator
+    head: Head, split: Split, types: dict[str, str], originals: np.ndarray | None, rng: np.random.Generator
 ) -> dict[str, Any]:
     """The share of each injected error type caught, and of the faithful answers passed, per language: the
-    faithful twins mined with them ("faithful") and the faithful answers they were injected into ("originals")."""
+    faithful twins mined with them ("faithful") and the faithful answers they were injected into (`originals`:
+    passed or not, one a row)."""
     passed = head_predict(head, split)
     out: dict[str, Any] = {"rows": split.total, "extracted": len(split.rows), "by_type": {}}
     if originals is not None:
-        kept = head_predict(head, originals) == 1
-        out["originals_passed"] = {"n": len(kept), **(share(kept, rng) or {})}
+        out["originals_passed"] = {"n": len(originals), **(share(originals == 1, rng) or {})}
     kinds = [types[r["id"]] or "faithful" for r in split.rows]
     for kind in sorted(set(kinds)):
         for lang in ("all", "en", "zh"):
@@ -114,13 +114,26 @@ def injections(
     return out
 
 
+def injected_errors(head: Head, paths: dict[str, Path], store: dict[str, Any]) -> dict[str, Any]:
+    """The injections part of the report, with the faithful answers the injections were made from."""
+    types = {row["id"]: row.get("error_type") for row in rows_of(INJECTIONS)}
+    injected = loaded("injections", INJECTIONS, store)
+    into = {row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}
+    originals = []  # passed or not, each faithful answer an injection was made from, as the head decides it
+    for path in (QUALITY_TEST, *paths.values()):
+        split = loaded(path.stem, path, store)
+        if split is not None:
+            chosen = np.array([r["id"] in into for r in split.rows])
+            originals.append(decisions(head, split, path, store)[0][chosen])
+    found = np.concatenate(originals) if originals else None
+    return injections(head, injected, types, found, fresh()) if injected else {"extracted": 0}
+
+
 def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rng: np.random.Generator) -> dict:
     """Sentence-level F1 of "not supported" on LFQA's held-out answers, and where a flagged answer's flag points."""
-    passed = dict(zip((r["id"] for r in split.rows), head_predict(head, split).tolist(), strict=True))
+    passed = dict(zip((r["id"] for r in split.rows), decisions(head, split, path, store)[0].tolist(), strict=True))
     rows = {json.loads(line)["id"]: json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()}
-    gold: list[int] = []
-    scored: list[int] = []
-    reported: list[int] = []
+    per_answer: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {"sentence_scores": [], "as_reported": []}
     hits: list[bool] = []
     chance: list[float] = []
     missing = 0
@@ -135,13 +148,7 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
                 missing += 1
                 continue
             probability = [
-                head.probability(
-                    f["state"].astype(np.float64),
-                    f["lp_yes"] - f["lp_no"],
-                    sentence,
-                    item.reference or "",
-                    lang,
-                )
+                sigmoid(head.sentence_logit(f["state"], f["lp_yes"] - f["lp_no"], sentence, item.reference or "", lang))
                 for f, sentence in zip(found, ours, strict=True)
             ]
         else:
@@ -155,7 +162,7 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
                     lang,
                 )
             ]
-        threshold = head.threshold(lang)
+        threshold = head.sentence_threshold(lang)
         own = [p < threshold for p in probability]
         flagged_answer = passed[item.id] == 0
         mismatches = find_unsupported(item.answer, item.reference or "", lang, chinese_names="auto")
@@ -163,6 +170,7 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
         shown = [flagged_answer and (n in carrying or own[n]) for n in range(len(ours))]
         our_spans = spans(item.answer, ours)
         their_spans = spans(item.answer, [s["text"] for s in labelled], [s["start"] for s in labelled])
+        gold, scored, reported = [], [], []
         for sentence, (start, end) in zip(labelled, their_spans, strict=True):
             overlapping = [n for n, (a, b) in enumerate(our_spans) if a < end and start < b] or [
                 min(range(len(ours)), key=lambda n: abs(our_spans[n][0] - start))
@@ -170,21 +178,23 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
             gold.append(int(sentence["label"] == "not_supported"))
             scored.append(int(any(own[n] for n in overlapping)))
             reported.append(int(any(shown[n] for n in overlapping)))
+        per_answer["sentence_scores"].append((np.array(gold), np.array(scored)))
+        per_answer["as_reported"].append((np.array(gold), np.array(reported)))
         bad = [n for n, s in enumerate(labelled) if s["label"] == "not_supported"]
         if flagged_answer and bad:
             bad_spans = [their_spans[n] for n in bad]
             pointing = [any(a < e and s < b for s, e in bad_spans) for a, b in our_spans]
             hits.append(any(pointing[n] for n in carrying))
             chance.append(float(np.mean(pointing)))
-    truth = np.asarray(gold)
+    truth = np.concatenate([g for g, _ in per_answer["sentence_scores"]])
     out: dict[str, Any] = {
         "answers": len(passed) - missing,
         "answers_without_sentence_states": missing,
-        "sentences": len(gold),
+        "sentences": len(truth),
         "not_supported": int(truth.sum()),
     }
-    for name, predicted in (("sentence_scores", scored), ("as_reported", reported)):
-        out[name] = interval(f1, truth, np.asarray(predicted), rng)
+    for name, groups in per_answer.items():  # intervals resample answers: their sentences are not independent
+        out[name] = by_answer(f1, groups, rng)
     out["flag_points_at_unsupported"] = {
         "flagged_answers_with_an_unsupported_sentence": len(hits),
         **(share(np.asarray(hits), rng) or {}),
@@ -194,17 +204,17 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
 
 
 def cost(paths: list[Path], store: dict[str, Any]) -> dict[str, Any]:
-    """What reading the answers and their sentences cost the model, from the stored calls: calls, prompt tokens
-    (the whole prompts; the KV cache of a shared reference made fewer evaluated) and the model's seconds, with the
-    median seconds of one answer and of one sentence on the machine that extracted them."""
-    answers: list[dict[str, Any]] = []
-    sentences: list[dict[str, Any]] = []
+    """What reading the answers and their sentences cost the model, from the stored calls (each once): calls,
+    prompt tokens (the whole prompts; the KV cache of a shared reference made fewer evaluated) and the model's
+    seconds, with the median seconds of one answer and of one sentence on the machine that extracted them."""
+    answer_keys: dict[str, None] = {}  # each call once: an identical sentence of two answers was read once
+    sentence_keys: dict[str, None] = {}
     for path in paths:
         for item, lang in read_items(path):
-            found = store.get(request_key(item, lang, DEFAULT_MODEL.sha256)[0])
-            if found is not None:
-                answers.append(found)
-            sentences += [store[k] for _, k, _ in sentence_requests(item, lang, DEFAULT_MODEL.sha256) if k in store]
+            answer_keys[request_key(item, lang, DEFAULT_MODEL.sha256)[0]] = None
+            sentence_keys.update((k, None) for _, k, _ in sentence_requests(item, lang, DEFAULT_MODEL.sha256))
+    answers = [store[k] for k in answer_keys if k in store]
+    sentences = [store[k] for k in sentence_keys if k in store and k not in answer_keys]
     every = answers + sentences
     return {
         "calls": len(every),
@@ -249,13 +259,10 @@ def main() -> None:
     for source, path in paths.items():
         split = loaded(source, path, store)
         report["answers"][source] = answers(head, split, path, store, fresh()) if split else {"extracted": 0}
-    types = {row["id"]: row.get("error_type") for row in rows_of(INJECTIONS)}
-    injected = loaded("injections", INJECTIONS, store)
-    into = {row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}
-    faithful = [loaded(path.stem, path, store) for path in (QUALITY_TEST, *paths.values())]
-    found = [subset_by_ids(split, sorted(into)) for split in faithful if split is not None]
-    originals = concat("originals", *found) if found else None
-    report["injections"] = injections(head, injected, types, originals, fresh()) if injected else {"extracted": 0}
+    if head.sentences:  # the injections' sentences are not extracted: a head that reads them is not replayed there
+        report["injections"] = {"skipped": "a head that reads sentences needs the injections' sentence states"}
+    else:
+        report["injections"] = injected_errors(head, paths, store)
     lfqa = loaded("lfqa", paths["lfqa"], store)
     found_lfqa = localisation(head, paths["lfqa"], lfqa, store, fresh()) if lfqa else {"answers": 0}
     report["localisation_lfqa"] = found_lfqa

@@ -337,7 +337,7 @@ def main() -> None:
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",
         "extracted": f"{len(readings)} of {len(rows)}",
         "weights": chosen or "the head's recall weights as shipped (or its precision weights where it has none)",
-        **fit(readings, head.threshold("en")),
+        **fit(readings, head.answer_threshold("en")),
     }
     OUT.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, indent=2))

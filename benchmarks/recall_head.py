@@ -66,7 +66,7 @@ async def measure(data: Path, cache_dir: Path) -> dict[str, Any]:
                     p = head.probability(
                         scores.state_vector(), log_odds(scores.logprobs, yes, no), fact, item.reference or "", "en"
                     )
-                    judged[kind].append(p >= head.threshold("en"))
+                    judged[kind].append(p >= head.answer_threshold("en"))
                     tokens[kind] += completion.usage.prompt_tokens
     finally:
         await model.aclose()
@@ -76,7 +76,7 @@ async def measure(data: Path, cache_dir: Path) -> dict[str, Any]:
         "judged_true": {kind: round(sum(v) / len(v), 4) if v else None for kind, v in judged.items()},
         "humans": HUMANS,
         "prompt_tokens": tokens,
-        "threshold": head.threshold("en"),
+        "threshold": head.answer_threshold("en"),
     }
 
 

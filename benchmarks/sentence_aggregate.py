@@ -130,6 +130,8 @@ def load(path: Path, store: dict[str, Any], head: Head) -> tuple[list[Answer], i
                 states=np.vstack([f["state"].astype(np.float64) for f in found]),
                 logits=np.array(
                     [sentence_logit(head, f, t, reference, lang) for f, t in zip(found, texts, strict=True)]
+                    if len(ours) > 1
+                    else [head_logit(head, whole, item.answer, reference, lang)]  # as the run does: its own logit
                 ),
                 labels=sentence_labels(row, item.answer, texts),
                 vetoed=head.evidence_veto and vetoes(item.answer, reference, lang),
@@ -261,7 +263,7 @@ def main() -> None:
         fitted = {p: SentenceHead().fit(states, labels, p) for p in PENALTIES}
         penalty = max(PENALTIES, key=lambda p: auc(dev_labels, fitted[p].logits(dev_states)))
         sentence_head = fitted[penalty]
-        scorers["sentence head"] = lambda a: sentence_head.logits(a.states)
+        scorers["sentence head"] = lambda a: sentence_head.logits(a.states) if len(a.labels) > 1 else a.logits
         out["sentence_head"] = {"penalty": penalty, "train_sentences": len(labels)}
     blocks: dict[str, dict[str, Any]] = {}
     for name, sentence in scorers.items():
@@ -283,12 +285,14 @@ def main() -> None:
         }
         if name == "sentence head":
             blocks[name] |= sentence_head.folded()
-        out.setdefault("sentence_f1", {})[name] = sentence_f1(dev, test, sentence, rng)
+        found = out.setdefault("sentence_f1", {})[name] = sentence_f1(dev, test, sentence, rng)
+        if found:  # a sentence is marked where its logit is at most the dev-chosen cut
+            blocks[name]["sentence_threshold"] = {"en": round(1 / (1 + math.exp(-found["cut"])), 4) + 0.0001}
     if args.write_head:
         best = max(blocks, key=lambda n: out["methods"][f"answer + sentences ({n})"]["dev"]["all"]["value"])
         written = Head.from_json(head.to_json())
         written.sentences = blocks[best] | {"training": {"chosen_on_dev": best, "benchmark": "sentence_aggregate.py"}}
-        written.calibrations = {}  # fitted on the answer head's probability: refit on the combined one
+        written.calibrations.pop("trained_head", None)  # fitted on the answer head's probability, not the combined
         written.save(args.write_head)
         print(f"head with sentences ({best}) written to {args.write_head}", file=sys.stderr)
     finish(out, paths, args.write)
@@ -318,10 +322,36 @@ def sentence_f1(dev: list[Answer], test: list[Answer], sentence: Any, rng: np.ra
     test_scores, test_truth = pairs(test)
     return {
         "cut": round(float(best), 4),
-        "dev": interval(f1, truth, (scores <= best).astype(int), rng),
-        "test": interval(f1, test_truth, (test_scores <= best).astype(int), rng) if len(test_truth) else None,
+        "dev": by_answer(f1, groups(dev, sentence, best), rng),
+        "test": by_answer(f1, groups(test, sentence, best), rng) if len(test_truth) else None,
         "test_auc": round(auc(1 - test_truth, test_scores), 4) if len(test_truth) else None,
     }
+
+
+def groups(answers: list[Answer], sentence: Any, cut: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per answer, its labelled sentences' (gold "not supported", flagged at or under `cut`)."""
+    out = []
+    for a in answers:
+        kept = [(label, score) for label, score in zip(a.labels, sentence(a), strict=True) if label is not None]
+        if kept:
+            out.append((np.array([1 - k[0] for k in kept]), np.array([int(k[1] <= cut) for k in kept])))
+    return out
+
+
+def by_answer(metric: Any, per_answer: list[tuple[np.ndarray, np.ndarray]], rng: np.random.Generator) -> dict:
+    """`metric` over every sentence, with a bootstrap 95% interval that resamples answers (their sentences are not
+    independent of one another)."""
+    gold = np.concatenate([g for g, _ in per_answer])
+    predicted = np.concatenate([p for _, p in per_answer])
+    draws = []
+    for _ in range(2000):
+        pick = rng.integers(0, len(per_answer), len(per_answer))
+        draws.append(
+            metric(np.concatenate([per_answer[i][0] for i in pick]), np.concatenate([per_answer[i][1] for i in pick]))
+        )
+    low, high = np.nanpercentile(draws, [2.5, 97.5])
+    value = metric(gold, predicted)
+    return {"value": round(value, 4), "low": round(float(low), 4), "high": round(float(high), 4), "n": len(gold)}
 
 
 if __name__ == "__main__":

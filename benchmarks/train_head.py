@@ -508,11 +508,12 @@ def main() -> None:
 
 
 def head_predict(head: Head, split: Split) -> np.ndarray:
-    """What a head file decides on the rows of `split`: its probability against its threshold, and its veto."""
+    """What a head file's answer head decides on the rows of `split`: its probability against its threshold, and
+    its veto (a head that reads sentences needs their states too: rag_en_report.decisions)."""
     logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
     logits = logits + split.evidence @ head.evidence_weights + head.bias
     scores = 1.0 / (1.0 + np.exp(-logits))
-    passed = scores >= np.array([head.threshold(r["lang"]) for r in split.rows])
+    passed = scores >= np.array([head.answer_threshold(r["lang"]) for r in split.rows])
     if head.evidence_veto:
         passed &= ~evidence_flags(split)
     return passed.astype(int)

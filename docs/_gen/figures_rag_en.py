@@ -13,7 +13,7 @@ ALIASES: dict[str, str] = {}
 
 def _report(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
     ares = data["answers"]["ares"]
-    return {"ares_flawed": round(ares["rows"] - ares["faithful_passed"]["n"])}
+    return {"ares_flawed": ares["flawed_caught"]["n"]}
 
 
 DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {"rag_en_report.json": _report}

@@ -53,7 +53,8 @@ def _injections(data: dict[str, Any]) -> str:
     if originals:
         rows.append(["faithful answers they were injected into (passed %)", str(originals["n"]), interval(originals)])
     header = ["injected error type", "answers", "caught % (faithful: passed %)"]
-    return table(header, rows)
+    read = data["injections"]
+    return table(header, rows) + f"\n{read['extracted']} of the {read['rows']} rows of the test file read.\n"
 
 
 @results_table("rag_en.localisation", "rag_en_report.json")

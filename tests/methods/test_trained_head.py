@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import math
 import os
 from pathlib import Path
@@ -101,6 +102,29 @@ def test_a_head_that_reads_sentences_combines_the_answers_logit_with_its_sentenc
     again = Head.load(tmp_path / "head.json")
     assert again.sentences == head.sentences and again.digest == head.digest
     assert again.digest != _head(np.array([1.0, 0.0, 0.0])).digest
+    # A language the block names no threshold for is decided by the answer head alone, as before
+    assert head.reads_sentences("en") and not head.reads_sentences("zh") and head.threshold("zh") == 0.5
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"thresholds": {"en": 0.5}},  # no combine weights
+        {"combine": {"answer": 1.0}, "thresholds": {"en": 0.5}},  # some of them
+        {"combine": dict.fromkeys(("answer", "min", "mean", "share", "bias", "cut"), 0.0), "thresholds": {}},
+        {  # sentence weights over another state size
+            "combine": dict.fromkeys(("answer", "min", "mean", "share", "bias", "cut"), 0.0),
+            "thresholds": {"en": 0.5},
+            "state_f32_base64": "AACAPw==",
+            "bias": 0.0,
+        },
+    ],
+)
+def test_a_head_file_with_a_malformed_sentences_block_is_refused_when_read(tmp_path, block):
+    data = _head(np.array([1.0, 0.0, 0.0])).to_json() | {"sentences": block}
+    (tmp_path / "head.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"not a readable head file.*sentences block"):
+        Head.load(tmp_path / "head.json")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory", "too large"])

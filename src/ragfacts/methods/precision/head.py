@@ -79,12 +79,18 @@ class Head:
     # labelled recall data; with its provenance, and where it was fitted on such data, weights of its own (read
     # from the same state, log-odds and evidence features). Not part of `digest`: it changes no precision verdict.
     recall: dict[str, Any] = field(default_factory=dict)
-    # Long answers read sentence by sentence: where set, each sentence of a multi-sentence answer is scored too
-    # (the sentence alone as the answer, the reference's KV cache reused) and the answer's verdict is a logistic
-    # model over [answer logit, lowest sentence logit, mean sentence logit, share of sentences under "cut"] with
-    # thresholds of its own per language; "state_f32_base64" and "bias", where given, score a sentence by weights
-    # fitted on labelled sentences instead of the answer's. Part of `digest`: it changes verdicts.
+    # Long answers read sentence by sentence, in the languages its "thresholds" name (others: the answer head
+    # alone): each sentence of a multi-sentence answer is scored too (the sentence alone as the answer, the
+    # reference's KV cache reused) and the answer's verdict is a logistic model ("combine") over [answer logit,
+    # lowest sentence logit, mean sentence logit, share of sentences under "cut"]; an answer of one sentence reads
+    # its own logit as its sentence's. "state_f32_base64" and "bias", where given, score a sentence by weights
+    # fitted on labelled sentences; "sentence_threshold" marks a sentence (else the answer threshold). A
+    # "trained_head" calibration of such a head is one fitted on the combined probability. Part of `digest`.
     sentences: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.sentences:
+            _check_sentences(self.sentences, len(self.state_weights))
 
     def logit(self, state: np.ndarray | None, log_odds: float, evidence: np.ndarray) -> float:
         """The head's log-odds that the answer is faithful; `state` is read only by a head over the state."""
@@ -100,7 +106,7 @@ class Head:
         """P(faithful) of an answer from its verdict-position state, the model's Yes-No log-odds and the texts (the
         answer head's alone; `combined_probability` adds the sentences where the head reads them)."""
         evidence = np.asarray(feature_vector(answer, reference, lang), dtype=np.float64)
-        return _sigmoid(self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence))
+        return sigmoid(self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence))
 
     def recall_probability(self, state: np.ndarray, log_odds: float, fact: str, answer: str, lang: str) -> float:
         """P(the answer states the fact): by the recall weights where the head carries them, else as an answer
@@ -119,7 +125,7 @@ class Head:
             + float(evidence @ np.asarray(weights["evidence"]))
             + float(weights["bias"])
         )
-        return _sigmoid(value)
+        return sigmoid(value)
 
     def sentence_logit(self, state: np.ndarray, log_odds: float, sentence: str, reference: str, lang: str) -> float:
         """A sentence's log-odds of being supported: by the sentence weights where the head carries them, else as
@@ -129,6 +135,15 @@ class Head:
             evidence = np.asarray(feature_vector(sentence, reference, lang), dtype=np.float64)
             return self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence)
         return float(np.asarray(state, dtype=np.float64) @ decode_weights(weights)) + float(self.sentences["bias"])
+
+    def reads_sentences(self, lang: str) -> bool:
+        """Whether answers in `lang` are decided with their sentences (the block names a threshold for it)."""
+        return bool(self.sentences) and lang in self.sentences["thresholds"]
+
+    def sentence_threshold(self, lang: str) -> float:
+        """The probability under which a sentence scored alone is marked unsupported."""
+        chosen = self.sentences.get("sentence_threshold")
+        return float(chosen.get(lang, self.answer_threshold(lang))) if chosen else self.answer_threshold(lang)
 
     def combined_probability(self, answer_logit: float, sentence_logits: list[float]) -> float:
         """P(faithful) of an answer from its own logit and its sentences' (an answer of one sentence: its own)."""
@@ -142,13 +157,14 @@ class Head:
             + float(combine["share"]) * share
             + float(combine["bias"])
         )
-        return _sigmoid(value)
+        return sigmoid(value)
 
     def threshold(self, lang: str) -> float:
         """The raw probability at or above which an answer in `lang` passes (chosen on dev): the combined
-        probability's where the head reads sentences."""
-        chosen = self.sentences.get("thresholds")
-        return float(chosen.get(lang, chosen.get("default", 0.5))) if chosen else self.answer_threshold(lang)
+        probability's where the head reads the sentences of answers in `lang`."""
+        if self.reads_sentences(lang):
+            return float(self.sentences["thresholds"][lang])
+        return self.answer_threshold(lang)
 
     def answer_threshold(self, lang: str) -> float:
         """The threshold of the answer head's own probability (`probability`), sentences aside."""
@@ -255,6 +271,22 @@ class Head:
             raise ValueError(f"{path}: not a readable head file ({error})") from error
 
 
+_COMBINE = ("answer", "min", "mean", "share", "bias", "cut")
+
+
+def _check_sentences(block: dict[str, Any], state_size: int) -> None:
+    """ValueError unless `block` is a readable `Head.sentences`: its combine weights, its thresholds, and sentence
+    weights (if any) over a state of the head's size."""
+    combine = block.get("combine")
+    if not isinstance(combine, dict) or set(combine) != set(_COMBINE):
+        raise ValueError(f"the sentences block needs combine weights {', '.join(_COMBINE)}")
+    if not isinstance(block.get("thresholds"), dict) or not block["thresholds"]:
+        raise ValueError("the sentences block needs a threshold per language it decides")
+    weights = block.get("state_f32_base64")
+    if weights and ("bias" not in block or not state_size or len(decode_weights(weights)) != state_size):
+        raise ValueError(f"the sentences block's weights need a bias and a state of {state_size} numbers")
+
+
 @cache
 def shipped_head(sha256: str | None) -> Head | None:
     """The head shipped with ragfacts for the model with this SHA-256, if there is one."""
@@ -275,7 +307,8 @@ def log_odds(logprobs: dict[str, float | None], yes: str, no: str) -> float:
     return first - second
 
 
-def _sigmoid(value: float) -> float:
+def sigmoid(value: float) -> float:
+    """The logistic function, without overflow."""
     if value >= 0:
         return 1.0 / (1.0 + math.exp(-value))
     exp = math.exp(value)

@@ -91,9 +91,8 @@ def statement_request(
 ) -> tuple[list[Message], list[str], str]:
     """One sentence's question as the model sees it: messages, the two labels (Yes first), the prompt id.
 
-    Shared by `score_statement` and the benchmark that extracts sentence states (benchmarks/judge_features.py),
-    so that what is trained on is what runs. Its prefix (instructions, reference, question) is the whole-answer
-    prompt's, so a sentence scored after its answer reuses the reference's KV cache.
+    Its prefix (instructions, reference, question) is the whole-answer prompt's, so a sentence scored after its
+    answer reuses the reference's KV cache.
     """
     prompt = load_prompt(PROMPT_WITH_CONTEXT if context else PROMPT, lang)
     values = {

@@ -5,25 +5,26 @@ One forward pass decides: the holistic_score prompt is evaluated with `hidden_st
 features of the texts into P(faithful), compared with the head's threshold for the answer's language (chosen on
 a dev split; `-O threshold=` overrides it). Numbers, dates and names of the answer that the reference does not
 contain (`ragfacts.evidence`) are listed as the judgement's problems, in words: "the answer says 1949; the
-reference says 1898"; a head trained with `evidence_veto` flags such an answer whatever its probability.
+reference says 1898"; a head trained with `evidence_veto` flags such an answer whatever its probability. A head
+that reads sentences (`Head.sentences`) adds one short pass per sentence of a longer answer, the reference's KV
+cache reused, and decides from the answer's logit and its sentences'.
 
 A flagged answer is explained by scoring (`explain.py`, unless `explain=none`): every sentence is scored by the
-same head (the sentence as the answer), the sentences holding an unsupported number or name (else the least
-supported one) carry the verdict with their error type and reason; with `explain=generate` the paper's fact
-stage adds its explanation, best effort.
+same head (the sentence as the answer; once, where the verdict scored them already), the sentences holding an
+unsupported number or name (else the least supported one) carry the verdict with their error type and reason;
+with `explain=generate` the paper's fact stage adds its explanation, best effort.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 
 import numpy as np
 
 from ragfacts.evidence import feature_vector, find_unsupported
 from ragfacts.items import Item
 from ragfacts.methods.precision.explain import explain_flagged
-from ragfacts.methods.precision.head import Head, log_odds, shipped_head
+from ragfacts.methods.precision.head import Head, log_odds, shipped_head, sigmoid
 from ragfacts.methods.precision.options import CheckOptions
 from ragfacts.methods.precision.probability import band_for, checked_head, decide
 from ragfacts.methods.precision.results import AnswerLabel, CallRecord, CheckResult, HolisticResult, ScoreResult
@@ -83,7 +84,7 @@ async def _head_score(
     else:
         evidence = np.asarray(feature_vector(item.answer, reference, lang), dtype=np.float64)
         logit = head.logit(state if head.uses_state else None, odds, evidence)
-    probability = 1.0 / (1.0 + math.exp(-logit)) if logit > -700 else 0.0
+    probability = sigmoid(logit)
     verdict = "consistent" if probability >= threshold else "inconsistent"
     relation = ">=" if verdict == "consistent" else "<"
     return (
@@ -103,7 +104,7 @@ async def _sentence_scores(
     model: ChatModel, head: Head, item: Item, lang: str, sentences: list[str]
 ) -> list[tuple[ScoreResult, float | None]]:
     """Each sentence scored alone (the sentence as the answer; consecutive calls share the reference's KV cache)."""
-    threshold = head.answer_threshold(lang)
+    threshold = head.sentence_threshold(lang)
     scored = await asyncio.gather(
         *(
             _head_score(model, head, item.model_copy(update={"answer": text}), lang, threshold, sentence=True)
@@ -125,7 +126,7 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
     score, call, logit = await _head_score(model, head, item, lang, raw_threshold)
     sentences = split_sentences(item.answer) or [item.answer]
     by_sentence: list[tuple[ScoreResult, float | None]] | None = None
-    if head.sentences and logit is not None:
+    if head.reads_sentences(lang) and logit is not None:
         by_sentence = await _sentence_scores(model, head, item, lang, sentences) if len(sentences) > 1 else []
         score = _combined(head, score, logit, by_sentence, raw_threshold)
     mismatches = find_unsupported(item.answer, item.reference or "", lang)
