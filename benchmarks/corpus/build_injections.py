@@ -155,8 +155,9 @@ def causal(text: str, lang: str) -> str | None:
     )
 
 
+_THEN_JIU = r"就(?!业|是|算|像|职|读|诊|医|餐|近|地)"  # 就 as "then", not the start of 就业, 就是, 就读 ...
 _IF_ZH = re.compile(
-    rf"{_OPENS_ZH}(?P<if>如果|假如|若)(?P<a>{_CLAUSE_ZH})[，,](?P<then>那么|就|则)?(?P<b>{_CLAUSE_ZH}){_END}"
+    rf"{_OPENS_ZH}(?P<if>如果|假如|若)(?P<a>{_CLAUSE_ZH})[，,](?P<then>那么|{_THEN_JIU}|则)?(?P<b>{_CLAUSE_ZH}){_END}"
 )
 _ONLY_ZH = re.compile(r"只有(?P<a>[^，,。！？]+?)[，,]?才")
 _IF_EN = re.compile(
@@ -174,7 +175,7 @@ def condition(text: str, lang: str) -> str | None:
         return _swap_clauses(
             _IF_ZH,
             text,
-            lambda m: f"{m['if']}{m['b'].replace('就', '', 1)}，{m['then'] or '就'}{m['a']}{m['end']}",
+            lambda m: f"{m['if']}{re.sub(_THEN_JIU, '', m['b'], count=1)}，{m['then'] or '就'}{m['a']}{m['end']}",
             both=lambda m: "就" not in m["a"] and len(m["a"]) >= 2 and len(m["b"]) >= 2,
         )
     made = _ONLY_EN.sub("if", text, count=1)
@@ -213,32 +214,38 @@ def concession(text: str, lang: str) -> str | None:
 # (hedge, its universal form): a regular expression each, matched in lower case only (a capital "May" is a month),
 # or capitalised at the start of a sentence. Where a hedge would not read as a sentence widened ("a few", "the most
 # important", "how many", "some 200 people", "不少于", "可能性"), it does not match.
+# Words after a hedge that make it a count or a time ("several hundred", "many years ago", "some more"): no claim
+# to widen.
+_NOT_COUNTED = (
+    r"(?! (?:hundreds?|thousands?|millions?|dozens?|more|times|ways|years?|months?|weeks?|days?|hours?|minutes?"
+    r"|decades?)\b)"
+)
 _WIDER_EN = (
-    (r"some(?= (?:of )?[a-z])(?! (?:time|way|one|thing|how|what|where)\b)", "all"),
-    (r"(?<!how )(?<!so )(?<!too )(?<!as )(?<!the )many(?= (?:of )?[a-z])(?! (?:times|ways)\b)", "all"),
+    (rf"some(?= (?:of )?[a-z])(?! (?:time|way|one|thing|how|what|where)\b){_NOT_COUNTED}", "all"),
+    (rf"(?<!how )(?<!so )(?<!too )(?<!as )(?<!the )many(?= (?:of )?[a-z]){_NOT_COUNTED}", "all"),
     (r"most(?= of\b)", "all"),
-    (r"often", "always"),
+    (r"(?<!more )(?<!how )(?<!How )(?<!so )(?<!as )often", "always"),
     (r"usually", "always"),
     (r"sometimes", "always"),
     (r"may(?= (?:be|have|not|also|\w+)\b)(?! \d)", "will"),
     (r"might", "will"),
-    (r"several", "all"),
+    (rf"several{_NOT_COUNTED}", "all"),
 )
 _WIDER_ZH = (
     (r"大部分", "全部"),
     (r"一部分", "全部"),
-    (r"(?<![一大])部分(?!地)", "全部"),
+    (r"(?<![一大二三四五六七八九十第成])部分(?!地)", "全部"),
     (r"(?<![有了点])一些", "所有"),
     (r"大多数", "所有"),
     (r"大多(?!数)", "全都"),
     (r"有些(?=人|地方|时候|国家|公司|学生|患者|专家|企业|城市|情况)", "所有"),
-    (r"有的", "所有的"),
+    (r"(?<![所现拥具特固原已只没还独共持占])有的", "所有的"),
     (r"不少(?!于)", "所有"),
     (r"经常(?!性)", "总是"),
     (r"往往", "总是"),
     (r"通常(?!性)", "总是"),
     (r"(?:很|极|有|非常)可能(?!性)", "一定"),
-    (r"(?<![不很极有常])可能(?!性)", "一定"),
+    (r"(?<![不很极有常尽])可能(?!性)", "一定"),
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 
@@ -271,7 +278,7 @@ _NEGATABLE_EN = re.compile(r"\b(is|was|are|were|can|could|will|would|does|did|ha
 _NEGATED_EN = re.compile(r"\b(is|was|are|were|can|could|will|would|does|did|has|have|had|should) not\b|\bcannot\b")
 _NEGATED_ZH = re.compile(r"不是|没有|不能|不会|并非")
 _POSITIVE_ZH = {"不是": "是", "没有": "有", "不能": "能", "不会": "会", "并非": "是"}
-_IS_ZH = re.compile(r"(?<![不没但于还就总只凡可要若倒真正或也])是")
+_IS_ZH = re.compile(r"(?<![不没但于还就总只凡可要若倒真正或也])是(?!否)")
 
 
 def negate(text: str, lang: str) -> str | None:
@@ -298,7 +305,10 @@ def negate(text: str, lang: str) -> str | None:
 
 
 # "has to", "had a", "did the work", "is to": a "not" after them would not read as the statement negated.
-_NOT_AFTER = _words("to a an the his her its their our my your this that these those some any no so")
+_NOT_AFTER = _words(
+    "to a an the his her its their our my your this that these those some any no so in on at for with by from of as "
+    "well it they he she we you i there here then now than not"
+)
 
 
 def _negates_well(verb: str, following: str) -> bool:
@@ -307,14 +317,15 @@ def _negates_well(verb: str, following: str) -> bool:
     if not following or following in _NOT_AFTER:
         return False
     if verb in ("has", "have", "had"):
-        return following.endswith(("ed", "en")) or following in _PARTICIPLES
+        return following.endswith("ed") or following in _PARTICIPLES
     return True
 
 
 _PARTICIPLES = _words(
-    "been done made gone seen won lost built brought held led left kept found told paid sold sent spent "
-    "begun run become come got put set cut hit read said thought bought caught taught meant met struck "
-    "stood understood"
+    "been done made gone seen won lost built brought held led left kept found told paid sold sent spent begun run "
+    "become come got put set cut hit read said thought bought caught taught meant met struck stood understood "
+    "taken given written eaten fallen forgotten gotten hidden known shown grown thrown drawn driven risen spoken "
+    "stolen chosen broken frozen woken beaten bitten proven shaken sworn torn worn born borne flown blown"
 )
 
 

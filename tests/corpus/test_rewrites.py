@@ -89,6 +89,15 @@ def test_an_injector_whose_rule_does_not_apply_makes_nothing(error_type: str, la
         ("LCaus.", "en", "He put a charm on his house, so that only his descendants could live there."),
         ("LCaus.", "zh", "这首歌优美，也因为有真实故事的支撑，所以格外动人。"),
         ("KInve.", "en", 'She released "Greatest Hits: The Definitive Collection" in 2019.'),
+        ("LOver.", "zh", "所有的这些年代都很重要。"),  # 有的 inside 所有的
+        ("LOver.", "zh", "我们会尽可能帮助你。"),
+        ("LOver.", "zh", "它是组成部分之一。"),
+        ("LOver.", "en", "Several hundred people came."),
+        ("LOver.", "en", "More often than not it rains."),
+        ("LOver.", "en", "How often will I be billed?"),
+        ("KCont.", "en", "They spent more than they did in the 2009 campaign."),
+        ("KCont.", "en", "She has seven children."),
+        ("KCont.", "zh", "请确认是否参加。"),
     ],
 )
 def test_an_injection_that_would_not_read_as_a_sentence_is_not_made(error_type: str, lang: str, answer: str):
@@ -112,9 +121,12 @@ def test_an_injection_that_would_not_read_as_a_sentence_is_not_made(error_type: 
             "Suspects in all shootings had cleared checks.",
         ),
         ("KCont.", "en", "She has written three books.", "She has not written three books."),
+        ("LConf.", "zh", "如果经济增长，就业就会增加。", "如果就业会增加，就经济增长。"),  # 就业 is no "then"
     ],
 )
-def test_an_injection_keeps_decimals_whole_and_reads_as_a_sentence(error_type: str, lang: str, answer: str, injected: str):
+def test_an_injection_keeps_decimals_whole_and_reads_as_a_sentence(
+    error_type: str, lang: str, answer: str, injected: str
+):
     assert build_injections.INJECTORS[error_type](answer, lang) == injected
 
 
