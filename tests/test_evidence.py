@@ -339,6 +339,14 @@ def test_a_chinese_name_jieba_does_not_know_is_found_in_its_place_in_the_referen
     assert mismatch.reference_candidates == ("纽约",)  # a shorter name in the same place
     [mismatch] = find_unsupported("该公司由张三创立。", "该公司由李四于2001年创立。", chinese_names=True)
     assert mismatch.reference_candidates == ()  # "年" before "创立" is no name
+    [mismatch] = find_unsupported("张三说过这句话。", "李小明说过这句话。", chinese_names=True)
+    assert mismatch.reference_candidates == ("李小明",)  # the whole name, not 小明
+    for answer, reference in [("北京总部很大。", "这家公司总部很大。"), ("上海市很大。", "这个城市很大。")]:
+        [mismatch] = find_unsupported(answer, reference, chinese_names=True)
+        assert mismatch.reference_candidates == (), reference  # 家公司 is no word, 城市 no name
+    reference = "据《肘后备急方》记载，屠呦呦团队于1972年发现青蒿素。"
+    [mismatch] = find_unsupported("袁隆平团队于1972年发现青蒿素。", reference, chinese_names=True)
+    assert mismatch.reference_candidates[0] == "屠呦呦"  # the name in its place before any other
 
 
 def test_chinese_names_without_jieba_say_how_to_install_it(monkeypatch: pytest.MonkeyPatch):

@@ -16,14 +16,13 @@ def reference_candidates(mention: Mention, answer: str, ref: Reference, stated: 
     Closest: sharing the most words around them, then nearest in value (or spelling). Left out: those the
     answer states too (they are not what it replaced), names with neither shared words nor a like spelling,
     and, for a small word number or an ordinal, any that does not count or rank the same word. A Chinese name
-    with no such candidate gets the reference's words in its place (`aligned_name`): jieba does not know every
-    name (it reads 屠呦呦 as three words), but "袁隆平团队于" against "屠呦呦团队于" shows what was replaced.
+    gets first the reference's words in its place (`aligned_name`): jieba does not know every name (it reads 屠呦呦
+    as three words), but "袁隆平团队于" against "屠呦呦团队于" shows what was replaced.
     """
     mentions = ref.entities if mention.kind == "entity" else ref.numeric
     pool = [r for r in mentions if not r.loose and r.value not in stated and _comparable(mention, r)]
     if not pool:
-        aligned = aligned_name(mention, answer, ref.text, stated) if mention.family == "cjk" else None
-        return (aligned,) if aligned else ()
+        return _aligned(mention, answer, ref, stated)
     if mention.weak:  # "three causes" against "two causes", "第三大" against "第二大"; not "two" against "74 players"
         counted = _counted(answer, mention.end)
         pool = [r for r in pool if counted and _counted(ref.text, r.end) == counted]
@@ -39,7 +38,13 @@ def reference_candidates(mention: Mention, answer: str, ref: Reference, stated: 
     for *_, text in sorted(scored):
         if text not in texts:
             texts.append(text)
-    return tuple(texts[:3])
+    aligned = _aligned(mention, answer, ref, stated)  # a Chinese name in the same place comes first
+    return (*aligned, *(text for text in texts if text not in aligned))[:3]
+
+
+def _aligned(mention: Mention, answer: str, ref: Reference, stated: frozenset[str]) -> tuple[str, ...]:
+    aligned = aligned_name(mention, answer, ref.text, stated) if mention.family == "cjk" else None
+    return (aligned,) if aligned else ()
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]+")
@@ -49,25 +54,72 @@ _NOT_IN_A_NAME = frozenset("的了是在和与及或由被把为于从对向也�
 
 def aligned_name(mention: Mention, answer: str, reference: str, stated: frozenset[str]) -> str | None:
     """The reference's characters in the Chinese name's place: a run of two to four Chinese characters followed in
-    the reference by the characters that follow the name in the answer, unless the answer states it or it holds a
-    function word; the closest first (preceded by the name's preceding character too, then nearest in length);
-    None where there is none."""
+    the reference by the characters that follow the name in the answer, unless the answer states it, it holds a
+    function word, its ends are not where jieba's words of the reference end, or jieba reads it as one common word
+    (公司, 城市); the closest first (preceded by the name's
+    preceding character too, then the longest: 李小明 rather than 小明); None where there is none."""
     after = answer[mention.end : mention.end + _ALIGN_CONTEXT]
     before = answer[mention.start - 1 : mention.start] if mention.start else ""
     if len(after) < _ALIGN_CONTEXT or not _CJK.fullmatch(after):
         return None
     found: list[tuple[int, int, str]] = []
+    words = _word_bounds(reference)
     for match in re.finditer(re.escape(after), reference):
         for size in range(2, 5):
             start = match.start() - size
             run = reference[max(0, start) : match.start()]
             if start < 0 or not _CJK.fullmatch(run) or run == mention.text or run in stated:
                 continue
-            if any(character in _NOT_IN_A_NAME for character in run):
+            if start not in words or match.start() not in words:  # not "家公司" of 这家/公司
+                continue
+            if any(character in _NOT_IN_A_NAME for character in run) or not _name_like(run):
                 continue
             same_before = bool(before) and reference[start - 1 : start] == before
-            found.append((0 if same_before else 1, abs(size - (mention.end - mention.start)), run))
+            found.append((0 if same_before else 1, -size, run))
     return min(found)[2] if found else None
+
+
+@lru_cache(maxsize=256)
+def _word_bounds(text: str) -> frozenset[int]:
+    """Where jieba's words of `text` start and end."""
+    import jieba
+
+    bounds, position = {0}, 0
+    for word in jieba.cut(text):
+        position += len(word)
+        bounds.add(position)
+    return frozenset(bounds)
+
+
+def _name_like(run: str) -> bool:
+    """Whether jieba reads `run` as a name, or not as one known word (it does not know 屠呦呦: three words)."""
+    import jieba.posseg  # only Chinese names are aligned, and they are found only where jieba is installed
+
+    words = list(jieba.posseg.cut(run))
+    return len(words) > 1 or (words[0].flag in ("nr", "ns", "nrt", "nsf", "nz") and run not in _PLACE_NOUNS)
+
+
+# Words jieba tags as places that name none: a name in their place is no replaced name.
+_PLACE_NOUNS = frozenset(
+    (
+        "城市",
+        "国家",
+        "地区",
+        "地方",
+        "省份",
+        "城镇",
+        "农村",
+        "首都",
+        "市区",
+        "郊区",
+        "当地",
+        "全国",
+        "世界",
+        "海外",
+        "国内",
+        "国外",
+    )
+)
 
 
 def _comparable(mention: Mention, ref: Mention) -> bool:
