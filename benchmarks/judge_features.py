@@ -4,7 +4,8 @@ For every (reference, answer) pair of the given JSONL files, the holistic_score 
 strategy sends, `holistic_request`) is evaluated once by the local model with `hidden_state=True`: the
 1,536-number state at the position where the reply starts, and the log-probabilities of Yes/No there.
 With `--sentences`, each sentence of a multi-sentence answer is then scored alone the same way (the sentence as
-the answer, as the trained head localises a flagged answer), stored under the id `<id>#s<n>`.
+the answer, as the trained head localises a flagged answer), stored under the id `<id>#s<n>` (a sentence that
+another answer holds too is read once, under the first one's id).
 
 Pairs are taken grouped by reference (files in turn, one reference's pairs each), and sentences right after
 their answer, so that the reference's KV cache is reused: only the first prompt of a reference pays for it.
