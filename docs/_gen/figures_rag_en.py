@@ -22,6 +22,17 @@ PAGE = "docs/results/long-answers.md"
 
 FIGURES: list[Figure] = [
     Figure(
+        PAGE,
+        "rag_en_report.json",
+        "The head catches two in three negations (KCont. {injections.by_type[KCont.].all.value!p:.1f}%) and two in "
+        "five swapped figures or names (KInve. {injections.by_type[KInve.].all.value!p:.1f}%), but few logic errors: "
+        "a reversed cause {injections.by_type[LCaus.].all.value!p:.1f}%, a swapped condition "
+        "{injections.by_type[LConf.].all.value!p:.1f}%, a hedge made universal "
+        "{injections.by_type[LOver.].all.value!p:.1f}%. It passes {injections.by_type.faithful.all.value!p:.1f}% "
+        "of the faithful sentences mined with them, and {injections.originals_passed.value!p:.1f}% of the faithful "
+        "answers the others were injected into.",
+    ),
+    Figure(
         "README.md",
         "rag_en_report.json",
         "it is weaker: {answers.lfqa.balanced_accuracy.value!p:.1f}, {answers.mtrag.balanced_accuracy.value!p:.1f} and "
