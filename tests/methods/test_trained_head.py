@@ -265,7 +265,7 @@ async def test_a_head_that_reads_sentences_flags_a_long_answer_for_its_one_unsup
     carrying = [s for s in flagged.segments if s.label is AnswerLabel.INCONSISTENT]
     assert [s.index for s in carrying] == [2] and "9 million" in carrying[0].text
     assert len(flagged.calls()) == 5  # the answer and its 4 sentences, each once: localising them costs nothing more
-    assert flagged.usage.prompt_tokens == sum(call.usage.prompt_tokens for call, _ in flagged.calls())
+    assert sum(1 for call, _ in flagged.calls() if call.usage.prompt_tokens) == 5  # each sentence read once, paid once
 
     short = await check_item(tiny, Item(reference=reference, answer="It cost 9 million dollars."), options)
     assert short.label is AnswerLabel.INCONSISTENT and len(short.calls()) == 1  # one sentence: its own logit
