@@ -18,7 +18,7 @@ pair is extracted once whatever file or order it comes in, and a killed run lose
 float16 (3 KB a pair), which is how they are committed.
 
     python benchmarks/judge_features.py benchmarks/data/quality/dev.jsonl [more.jsonl ...] [--limit N]
-        [--sentences] [--cost --rate 65]
+        [--sentences] [--source PREFIX ...] [--cost --rate 65]
 """
 
 from __future__ import annotations
@@ -84,6 +84,11 @@ def read_items(path: Path) -> list[tuple[Item, str]]:
     return items
 
 
+def read_sources(path: Path) -> list[str]:
+    """The `source` of every row, in order ("" where a row names none)."""
+    return [json.loads(line).get("source") or "" for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def request_key(item: Item, lang: str, model_sha256: str) -> tuple[str, Any]:
     messages, labels, prompt_id = holistic_request(item, lang)
     return row_key(model_sha256, prompt_id, messages[0].content), (messages, labels, prompt_id)
@@ -103,14 +108,23 @@ def sentence_requests(item: Item, lang: str, model_sha256: str) -> list[tuple[st
     return requests
 
 
-def plan(paths: list[Path], limit: int | None, sentences: bool, done: set[str], sha: str) -> list[tuple[str, str, Any]]:
+def plan(
+    paths: list[Path], limit: int | None, sentences: bool, done: set[str], sha: str, sources: tuple[str, ...] = ()
+) -> list[tuple[str, str, Any]]:
     """(id, key, request) of every pending call in the order they run: files in turn, one reference's pairs from
-    each (KV reuse), every answer's sentences right after it; what is stored already is left out."""
+    each (KV reuse; a reference several files share runs once), every answer's sentences right after it; what is
+    stored already is left out. With `sources`,
+    only the rows whose `source` starts with one of them (then `limit` counts those rows)."""
     queues = []
     for path in paths:
         groups: dict[str, list[tuple[str, str, Any]]] = {}
         pending = 0
-        for item, lang in read_items(path)[:limit]:
+        chosen = [
+            pair
+            for pair, source in zip(read_items(path), read_sources(path), strict=True)
+            if not sources or source.startswith(sources)
+        ]
+        for item, lang in chosen[:limit]:
             key, request = request_key(item, lang, sha)
             calls = [(item.id, key, request)]
             if sentences:
@@ -121,8 +135,14 @@ def plan(paths: list[Path], limit: int | None, sentences: bool, done: set[str], 
             if calls:
                 groups.setdefault(item.reference or "", []).extend(calls)
         print(f"{path}: {pending} calls to make", file=sys.stderr, flush=True)
-        queues.append(list(groups.values()))
-    return [call for turn in itertools.zip_longest(*queues) for group in turn if group for call in group]
+        queues.append(list(groups.items()))
+    # Files in turn, one reference each; a reference that several files share runs once, all its pairs together.
+    merged: dict[str, list[tuple[str, str, Any]]] = {}
+    for turn in itertools.zip_longest(*queues):
+        for group in turn:
+            if group:
+                merged.setdefault(group[0], []).extend(group[1])
+    return [call for calls in merged.values() for call in calls]
 
 
 def cost(order: list[tuple[str, str, Any]], rate: float) -> None:
@@ -167,11 +187,16 @@ def save_chunk(directory: Path, stem: str, rows: list[dict[str, Any]]) -> Path:
 
 
 async def extract(
-    paths: list[Path], limit: int | None, threads: int | None, sentences: bool, rate: float | None
+    paths: list[Path],
+    limit: int | None,
+    threads: int | None,
+    sentences: bool,
+    rate: float | None,
+    sources: tuple[str, ...] = (),
 ) -> None:
     sha = DEFAULT_MODEL.sha256
     directory = store_dir(sha)
-    order = plan(paths, limit, sentences, set(load_store(directory)), sha)
+    order = plan(paths, limit, sentences, set(load_store(directory)), sha, sources)
     if rate is not None:
         cost(order, rate)
         return
@@ -215,12 +240,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--limit", type=int, default=None, help="at most this many rows of each file")
+    parser.add_argument(
+        "--source", nargs="+", default=[], help="only the rows whose source starts with one of these (e.g. MTRAG)"
+    )
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--sentences", action="store_true", help="also each sentence of a multi-sentence answer")
     parser.add_argument("--cost", action="store_true", help="print what the pending calls cost; extract nothing")
     parser.add_argument("--rate", type=float, default=65.0, help="prompt tokens/s for --cost (measure it first)")
     args = parser.parse_args()
-    asyncio.run(extract(args.paths, args.limit, args.threads, args.sentences, args.rate if args.cost else None))
+    rate = args.rate if args.cost else None
+    asyncio.run(extract(args.paths, args.limit, args.threads, args.sentences, rate, tuple(args.source)))
 
 
 if __name__ == "__main__":

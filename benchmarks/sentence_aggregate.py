@@ -8,8 +8,10 @@ answer, after its answer so that the reference's KV cache is reused) and compare
 - "head, dev thresholds": the same probability, thresholds per language chosen on dev;
 - "weakest sentence": the lowest sentence logit alone (an answer of one sentence: its own), dev thresholds;
 - "answer + sentences": a logistic model over [answer logit, lowest sentence logit, mean sentence logit, share of
-  sentences under logit 0], fitted on train (each language and label weighing the same), dev thresholds: what a
-  head file's `sentences` block holds (`Head.combined_probability`), written by `--write-head`;
+  sentences under logit 0], each language and label weighing the same: what a head file's `sentences` block holds
+  (`Head.combined_probability`), written by `--write-head`. It is fitted on dev, not train: the answer head was
+  trained on train, so its logits there are not what it gives unseen answers. Dev's figures and thresholds come
+  from out-of-fold scores (5 folds by reference group); the weights written are refitted on the whole of dev;
 - the same two with a **sentence head** in place of the answer head on sentences: a logistic head over the
   sentence's state, fitted on LFQA's labelled train sentences (not supported = 0, supported = 1; "partially"
   left out of fitting), its L2 strength chosen by dev sentence AUC.
@@ -56,6 +58,7 @@ class Answer:
     """One labelled answer as the model read it, whole and sentence by sentence."""
 
     id: str
+    group: str  # answers of one group (one reference) are never split across folds
     lang: str
     source: str
     gold: int  # 1 = faithful
@@ -123,6 +126,7 @@ def load(path: Path, store: dict[str, Any], head: Head) -> tuple[list[Answer], i
         answers.append(
             Answer(
                 id=item.id,
+                group=row.get("group") or reference,
                 lang=lang,
                 source=path.stem.rsplit("_", 1)[0],
                 gold=1 if row["label"] == "consistent" else 0,
@@ -175,6 +179,38 @@ def labelled(answers: list[Answer]) -> tuple[np.ndarray, np.ndarray]:
 
 
 CUT = 0.0  # a sentence counts as under the cut below logit 0 (P = 0.5): `Head.sentences["combine"]["cut"]`
+
+
+FOLDS = 5
+
+
+def fit_combine(answers: list[Answer], x: np.ndarray) -> tuple[np.ndarray, float]:
+    """The combine's weights and bias on these answers, each (language, label) weighing the same."""
+    counts: dict[tuple[str, int], int] = {}
+    for a in answers:
+        counts[(a.lang, a.gold)] = counts.get((a.lang, a.gold), 0) + 1
+    gold = np.array([a.gold for a in answers], dtype=np.float64)
+    balance = np.array([1.0 / counts[(a.lang, a.gold)] for a in answers])
+    weights, bias = fit_logistic(x, gold, np.full(x.shape[1], 1e-3), balance)
+    return weights, float(bias)
+
+
+def cross_fitted(answers: list[Answer], x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Out-of-fold combined logits of `answers` (FOLDS folds of whole groups, seeded), and the weights and bias
+    refitted on all of them."""
+    names = sorted({a.group for a in answers})
+    order = np.random.default_rng(SEED).permutation(len(names))
+    fold_of = {names[i]: n % FOLDS for n, i in enumerate(order)}
+    folds = np.array([fold_of[a.group] for a in answers])
+    scores = np.zeros(len(answers))
+    for k in range(FOLDS):
+        held = folds == k
+        if held.any() and (~held).any():
+            kept = [a for a, h in zip(answers, held, strict=True) if not h]
+            weights, bias = fit_combine(kept, x[~held])
+            scores[held] = x[held] @ weights + bias
+    weights, bias = fit_combine(answers, x)
+    return scores, weights, bias
 
 
 def features(answers: list[Answer], sentence: Any) -> np.ndarray:
@@ -243,16 +279,19 @@ def main() -> None:
     own = {lang: float(np.log(t / (1 - t))) for lang, t in head.thresholds.items()}
     own_cuts = {a.lang: own.get(a.lang, own.get("default", 0.0)) for a in dev + test}
 
-    def add(name: str, score: Any, cuts: dict[str, float] | None = None) -> None:
-        chosen = cuts or choose(dev, score(dev))
+    def add(name: str, score: Any, cuts: dict[str, float] | None = None, dev_scores: Any = None) -> None:
+        """Report `score` on dev (or `dev_scores`, out of fold) and test, with `cuts` or those chosen on dev."""
+        on_dev = score(dev) if dev_scores is None else dev_scores
+        chosen = cuts or choose(dev, on_dev)
         out["methods"][name] = {"thresholds": chosen}
-        for split_name, answers in (("dev", dev), ("test", test)):
+        for split_name, answers, scores in (("dev", dev, on_dev), ("test", test, None)):
             if answers:
-                out["methods"][name][split_name] = report(answers, score(answers), chosen, rng)
+                got = scores if scores is not None else score(answers)
+                out["methods"][name][split_name] = report(answers, got, chosen, rng)
 
     add("head", lambda s: np.array([a.logit for a in s]), own_cuts)
-    if not dev or not train:
-        out["missing"] = "no dev or no train answer has all its states yet: only the shipped head is reported"
+    if not dev:
+        out["missing"] = "no dev answer has all its states yet: only the shipped head is reported"
         finish(out, paths, args.write)
         return
     add("head, dev thresholds", lambda s: np.array([a.logit for a in s]))
@@ -265,15 +304,17 @@ def main() -> None:
         sentence_head = fitted[penalty]
         scorers["sentence head"] = lambda a: sentence_head.logits(a.states) if len(a.labels) > 1 else a.logits
         out["sentence_head"] = {"penalty": penalty, "train_sentences": len(labels)}
+    else:
+        out["sentence_head"] = "not fitted: no labelled train sentence has its state stored"
     blocks: dict[str, dict[str, Any]] = {}
     for name, sentence in scorers.items():
         add(f"weakest sentence ({name})", lambda s, f=sentence: np.array([f(a).min() for a in s]))
-        train_x, gold = features(train, sentence), np.array([a.gold for a in train], dtype=np.float64)
-        counts_by = {(a.lang, a.gold): sum(1 for b in train if (b.lang, b.gold) == (a.lang, a.gold)) for a in train}
-        weights, bias = fit_logistic(
-            train_x, gold, np.full(4, 1e-3), np.array([1.0 / counts_by[(a.lang, a.gold)] for a in train])
+        out_of_fold, weights, bias = cross_fitted(dev, features(dev, sentence))
+        add(
+            f"answer + sentences ({name})",
+            lambda s, f=sentence, w=weights, b=bias: features(s, f) @ w + b,
+            dev_scores=out_of_fold,
         )
-        add(f"answer + sentences ({name})", lambda s, f=sentence, w=weights, b=bias: features(s, f) @ w + b)
         out["methods"][f"answer + sentences ({name})"]["weights"] = [round(float(v), 4) for v in (*weights, bias)]
         blocks[name] = {
             "combine": dict(zip(("answer", "min", "mean", "share", "bias"), map(float, (*weights, bias)), strict=True))

@@ -437,6 +437,7 @@ def main() -> None:
         choice[variant.name] = {
             "penalty": penalty,
             "dev_row_weight": boost,
+            "dev_auc_out_of_fold_by_row_weight": {f"{b:g}": round(v, 4) for b, v in boosts.items()},
             "dev_auc_out_of_fold": round(auc(dev.gold, oof), 4),
             "dev_balanced_accuracy_out_of_fold": round(dev_ba[variant.name], 4),
             "thresholds": variant.thresholds,

@@ -74,6 +74,58 @@ def test_a_readme_figure_changed_by_hand_fails(tmp_path: Path) -> None:
     assert _problems(root, "README.md") == []
 
 
+def test_every_measured_figure_in_the_prose_is_declared_or_listed() -> None:
+    """A decimal, a percentage, a ratio, an interval or a number with a unit in README.md or docs/ is read from its
+    results file (`_gen.figures_*`), is code, or is listed in `_gen.undeclared` as no measurement or as a
+    measurement no results file holds yet; and every listed entry is still on its page and still needed."""
+    undeclared = _generator("undeclared")
+    assert [str(token) for token in undeclared.undeclared(ROOT)] == []
+    assert undeclared.stale(ROOT) == []
+
+
+def test_a_figure_added_to_the_readme_undeclared_fails(tmp_path: Path) -> None:
+    undeclared = _generator("undeclared")
+    root = _copy_of_the_repository(tmp_path)
+    readme = root / "README.md"
+    original = readme.read_text(encoding="utf-8")
+    assert undeclared.undeclared(root) == []
+    readme.write_text(
+        original.replace("## Python", "It judges 12.5 answers a minute, 3.2× faster.\n\n## Python"), encoding="utf-8"
+    )
+    found = undeclared.undeclared(root)
+    assert [(token.page, token.text) for token in found] == [
+        ("README.md", "12.5 answers a minute"),
+        ("README.md", "3.2×"),
+    ]
+    assert found[0].line == original[: original.index("## Python")].count("\n") + 1
+    # a listed figure changed by hand is no longer covered by its entry, which no longer matches the page
+    readme.write_text(original.replace("reports 93.38 with GPT-4", "reports 95.38 with GPT-4"), encoding="utf-8")
+    assert [token.text for token in undeclared.undeclared(root)] == ["95.38"]
+    assert any("93.38" in problem for problem in undeclared.stale(root))
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        (
+            "0.82 and 76.1 [71.9, 80.3]; 17.0% of 1,234.5 rows, 1.4× the tokens",
+            ["0.82", "76.1", "[71.9, 80.3]", "17.0%", "1,234.5", "1.4×"],
+        ),
+        (
+            "5.3 s a row, 120 ms, 108 prompt tokens/s, 12 minutes, 2.4 answers a minute, 90 MB, 6 points",
+            ["5.3 s", "120 ms", "108 prompt tokens/s", "12 minutes", "2.4 answers a minute", "90 MB", "6 points"],
+        ),
+        (
+            "Qwen2.5, the 1.5B model, v0.4.3, Python 3.10.1, 127.0.0.1, Apache-2.0, 2 × segments, 40 rows, 6 sentences",
+            [],
+        ),
+        ("It measured 76.1.", ["76.1"]),
+    ],
+)
+def test_the_inventory_finds_figures_and_not_names(text: str, tokens: list[str]) -> None:
+    assert [match.group() for match in _generator("undeclared").TOKEN.finditer(text)] == tokens
+
+
 def test_a_results_file_changed_without_its_prose_fails(tmp_path: Path) -> None:
     root = _copy_of_the_repository(tmp_path)
     path = root / "benchmarks" / "results" / "trained_head.json"

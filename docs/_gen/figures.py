@@ -4,7 +4,9 @@ A figure that a results table does not render (a number in a sentence of README.
 declared in `_gen.figures_results`, `_gen.figures_guides` or `_gen.figures_performance`: the page, the results file,
 and the words around the figure with the figure as a `{field}`. `check_figures` renders every declared snippet from
 its file and returns those a page no longer contains, so a figure changed by hand, or a results file changed without
-the prose that quotes it, fails the suite (`tests/test_figures.py`) and the documentation's build.
+the prose that quotes it, fails the suite (`tests/test_figures.py`) and the documentation's build. Figure-like tokens
+that no snippet covers are inventoried by `_gen.undeclared`, which lists those that need no results file or have none
+yet; the suite fails on any other.
 
 A field is a path into the file's JSON, formatted as `str.format` formats it:
 

@@ -324,6 +324,14 @@ FIGURES: list[Figure] = [
     Figure(
         GUIDE_SERVE,
         "service_load.json",
+        "answers each call after {spec.model_delay_ms:.0f} ms; ragfacts makes {spec.model_concurrency} model calls "
+        "at once (`--concurrency {spec.model_concurrency}`) and the service admits {spec.max_concurrent} requests "
+        "(`--max-concurrent {spec.max_concurrent}`); at most {spec.requests_per_level:,} requests or "
+        "{spec.seconds_per_level:.0f} s per level; {spec.cpus} cores, client and server on the same machine.",
+    ),
+    Figure(
+        GUIDE_SERVE,
+        "service_load.json",
         "The service's ceiling here is the model's: {spec.model_concurrency} calls of {spec.model_delay_ms:.0f} ms at "
         "once is {derived.ceiling} answers/s, and it answers {derived.answered}. Past its {spec.max_concurrent} places",
     ),

@@ -20,11 +20,13 @@ from ragfacts.evidence import FEATURE_NAMES
 from ragfacts.items import Item
 from ragfacts.methods.lface4rag import AnswerLabel, CheckOptions, check_item, default_strategy
 from ragfacts.methods.precision.calibration import fit_logistic
+from ragfacts.methods.precision.costs import estimate_check
 from ragfacts.methods.precision.head import Head, log_odds, shipped_head
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.models import ConfigurationError, ModelProfile
 from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.models.options import LocalModelOptions
+from ragfacts.usage import Usage
 from tests.models.local.test_llamacpp import SMOLLM2, needs_model
 
 PAIRS = [  # (reference, answer, faithful)
@@ -266,6 +268,10 @@ async def test_a_head_that_reads_sentences_flags_a_long_answer_for_its_one_unsup
     assert [s.index for s in carrying] == [2] and "9 million" in carrying[0].text
     assert len(flagged.calls()) == 5  # the answer and its 4 sentences, each once: localising them costs nothing more
     assert sum(1 for call, _ in flagged.calls() if call.usage.prompt_tokens) == 5  # each sentence read once, paid once
+    estimated = estimate_check(tiny, Item(reference=reference, answer=answer), options, "en")  # --dry-run's figure
+    real = Usage.sum(call.usage for call, _ in flagged.calls())
+    assert estimated.calls == real.calls == 5
+    assert abs(estimated.prompt_tokens - real.prompt_tokens) <= 0.25 * real.prompt_tokens, (estimated, real)
 
     short = await check_item(tiny, Item(reference=reference, answer="It cost 9 million dollars."), options)
     assert short.label is AnswerLabel.INCONSISTENT and len(short.calls()) == 1  # one sentence: its own logit

@@ -4,7 +4,8 @@ Used by `bench --dry-run`. Segments are estimated as the answer's sentences (con
 1.5 statements per sentence); completions from the stage's schema and the segment's size. Where the call
 pattern depends on verdicts, an expected share is assumed and named: holistic_then_localise and holistic_score
 localise every other answer (by content hash), sentence_scores explains a quarter of an answer's sentences
-(rounded).
+(rounded). A trained head whose file reads sentences scores every sentence of a longer answer for the verdict, and
+its localisation reuses those calls.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from ragfacts.methods.precision.schemas import (
     LogicCheck,
     LogicVerdict,
 )
+from ragfacts.methods.precision.trained import head_for
 from ragfacts.methods.prompting import estimate
-from ragfacts.models import ChatModel
+from ragfacts.models import ChatModel, ConfigurationError
 from ragfacts.text import approx_tokens, split_sentences
 from ragfacts.usage import Usage
 
@@ -36,11 +38,16 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
     if options.strategy == "sentence_scores":
         return _sentence_scores(model, item, options, lang)
     if options.strategy in ("holistic_score", "trained_head"):  # the same prompt, one forward pass
-        texts = {"reference": item.reference or "", "answer": item.answer}
-        judged = estimate(model, "holistic_score", None, lang, 1, question=item.question, **texts)
+        judged = _scored(model, item, item.answer, lang)
+        sentences = split_sentences(item.answer) or [item.answer]
+        if options.strategy == "trained_head" and len(sentences) > 1 and _reads_sentences(model, options, lang):
+            # every sentence scored for the verdict; localising a flagged answer reuses those calls
+            judged = Usage.sum([judged, *(_scored(model, item, sentence, lang) for sentence in sentences)])
+            if options.explain != "generate" or int(item.content_hash(), 16) % 2:
+                return judged
+            return Usage.sum([judged, _fact(model, item, sentences[0], options.chain_of_thought, lang)])
         if options.explain == "none" or int(item.content_hash(), 16) % 2:
             return judged
-        sentences = split_sentences(item.answer) or [item.answer]
         scored = options.model_copy(update={"context": 0, "explain": "none"})
         scores = [_sentence_scores(model, item, scored, lang)] if len(sentences) > 1 else []
         if options.explain != "generate":  # explained by scoring alone: no generation
@@ -51,6 +58,21 @@ def estimate_check(model: ChatModel, item: Item, options: CheckOptions, lang: st
         localised = int(item.content_hash(), 16) % 2 == 0
         return Usage.sum([judged, _paper(model, item, options, lang)]) if localised else judged
     return _paper(model, item, options, lang)
+
+
+def _scored(model: ChatModel, item: Item, answer: str, lang: str) -> Usage:
+    """One scoring pass of the whole-answer prompt over `answer` (the answer, or one of its sentences)."""
+    texts = {"reference": item.reference or "", "answer": answer}
+    return estimate(model, "holistic_score", None, lang, 1, question=item.question, **texts)
+
+
+def _reads_sentences(model: ChatModel, options: CheckOptions, lang: str) -> bool:
+    """Whether the trained head this check uses scores each sentence of a longer answer to decide (a head file
+    with a `sentences` block for `lang`); False where no head can be used, which the run itself reports."""
+    try:
+        return head_for(model, options).reads_sentences(lang)
+    except (ConfigurationError, ValueError, OSError):
+        return False
 
 
 def holistic(model: ChatModel, item: Item, chain_of_thought: bool, lang: str) -> Usage:
