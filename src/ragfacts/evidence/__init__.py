@@ -23,7 +23,9 @@ What is read (answer and reference alike):
   scales ($5 million = 5,000,000 dollars; 5亿元 = 500,000,000 CNY). Currencies must agree ($ and dollars are any
   dollar; ¥ is yuan or yen).
 - names: English capitalised word runs ("Bank of England"), but not at a sentence start unless two words long
-  or written capitalised elsewhere; function words, labels and headings left out. In Chinese text: names in
+  or written capitalised elsewhere in running text (a heading's or label's capitals prove nothing); function
+  words, labels ("**To Add Storage:**") and headings ("### Key Parts") left out, and an instruction verb opening a
+  sentence or list item is no part of a name ("Replace IMAGE with", "- Supports JSON"). In Chinese text: names in
   《》「」『』, short quoted Chinese phrases, and Latin words (iPhone) except glosses in brackets after Chinese;
   with `chinese_names=True`, also the person and place names jieba tags (nr, ns, nrt, nsf), which needs jieba
   installed (pip install 'jieba>=0.42'). On our labelled Chinese pairs it flags 39% of the unfaithful answers
@@ -40,7 +42,12 @@ When the reference supports an answer's mention:
   reference ("grew by 30" from 120 and 150; "25 years" from 1990 and 2015); smaller ones too often are by chance;
 - a name when each of its words occurs in the reference (case, accents, a possessive and a plural "s"
   ignored), as a demonym or region (Turkish for Turkey, Western for West), or spelled out (NASA, U.S.; UK for
-  Britain); a quoted Chinese name when it occurs with punctuation and width ignored.
+  Britain); a quoted Chinese name when it occurs with punctuation and width ignored;
+- a name also when the reference has an abbreviation of it, or the long form of an abbreviation: each word gives
+  its initial, joining words ("of") may give none, and without joining words one word may give one more letter
+  (DBFS for "Databricks File System", CTAS for "Create Table As Select", ACLs for ACL); written closed up or apart
+  ("Autoloader" for "Auto Loader", "Private Link" for "PrivateLink"); or when the answer pairs it with its other
+  form ("polycystic ovary syndrome (PCOS)", "DBFS (Databricks File Store)") and the reference states that one.
 
 Left out of the answer (too ambiguous to flag): "one"/"一" as numbers, Chinese numerals without a measure word
 (三国, 十全十美, 统一), capitalised number words inside names, list markers ("1.", also run into a line: "1. Low

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+from ragfacts.evidence._acronyms import Pair, acronym_letters, defined_pairs, spelled_out, stands_for
 from ragfacts.evidence._candidates import reference_candidates
 from ragfacts.evidence._entities import (
     abbreviates,
@@ -118,11 +119,14 @@ def check_mentions(
     ref = read_reference(reference)
     mentions = answer_mentions(answer, lang, chinese_names)
     stated = frozenset(mention.value for mention in mentions)
-    return [(mention, _mismatch(mention, answer, ref, lang, stated)) for mention in mentions]
+    pairs = defined_pairs(answer) if any(m.kind == "entity" for m in mentions) else []
+    return [(mention, _mismatch(mention, answer, ref, lang, stated, pairs)) for mention in mentions]
 
 
-def _mismatch(mention: Mention, answer: str, ref: Reference, lang: str, stated: frozenset[str]) -> Mismatch | None:
-    if supported(mention, ref):
+def _mismatch(
+    mention: Mention, answer: str, ref: Reference, lang: str, stated: frozenset[str], pairs: list[Pair]
+) -> Mismatch | None:
+    if supported(mention, ref) or (mention.kind == "entity" and _pair_supported(mention, pairs, ref)):
         return None
     if mention.kind == "entity" and not _checkable(mention, ref, lang):
         return None
@@ -221,8 +225,29 @@ def _entity_supported(mention: Mention, ref: Reference) -> bool:
         return mention.value in ref.normalised
     if all(_word_found(word, ref) for word in mention.words):
         return True
+    if 1 < len(mention.words) < 4 and stem("".join(mention.words)) in ref.stems:
+        return True  # Private Link for PrivateLink
     initials = "".join(w[0] for w in mention.value.split())
-    return len(initials) > 1 and abbreviates(initials, ref.text)  # the United States for the U.S.
+    if len(initials) > 1 and abbreviates(initials, ref.text):
+        return True  # the United States for the U.S.
+    # the reference's DBFS for "Databricks File System", CTAS for "Create Table As Select"
+    words = tuple(mention.text.split())
+    first = initials[:1].upper()
+    return len(words) > 1 and any(stands_for(letters, words) for letters in ref.acronyms if letters[0] == first)
+
+
+def _pair_supported(mention: Mention, pairs: list[Pair], ref: Reference) -> bool:
+    """Whether the answer defines the name beside another form that the reference states: "DBFS (Databricks File
+    Store)" where the reference says DBFS, "polycystic ovary syndrome (PCOS)" where it says the long form."""
+    for pair in pairs:
+        if pair.long[0] <= mention.start and mention.end <= pair.long[1]:
+            if pair.letters in ref.acronyms or spelled_out(pair.letters, ref.text):
+                return True
+        elif pair.short[0] <= mention.start and mention.end <= pair.short[1]:
+            phrase = " ".join(stem(part) for word in pair.words for part in word.split("-") if part)
+            if f" {phrase} " in ref.stem_text:
+                return True
+    return False
 
 
 # Abbreviations that the reference may write otherwise than by their initials.
@@ -241,11 +266,17 @@ def _word_found(word: str, ref: Reference) -> bool:
     folded = stem(word)
     if folded in ref.stems or _demonym_of(folded, ref.stems_by_prefix.get(folded[:4], ())):
         return True
-    letters = word.replace(".", "")
-    if not (letters.isupper() and letters.isalpha() and len(letters) > 1):
+    if len(folded) > 5 and folded in ref.compounds:
+        return True  # Autoloader for Auto Loader
+    letters = acronym_letters(word)
+    if not letters:
         return False
+    if letters in ref.acronyms:
+        return True  # ACLs for ACL
     aliases = _ALIASES.get(letters.casefold(), ())
-    return spells_out(letters, ref.text) or any(all(stem(w) in ref.stems for w in a.split()) for a in aliases)
+    if any(all(stem(w) in ref.stems for w in a.split()) for a in aliases):
+        return True
+    return spells_out(letters, ref.text) or spelled_out(letters, ref.text)  # NASA; DBFS: Databricks File System
 
 
 # What tells a country from its people or language: Turk-ish / Turk-ey, Belgi-an / Belgi-um, Chin-ese / Chin-a,

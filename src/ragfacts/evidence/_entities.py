@@ -178,13 +178,37 @@ def sentence_start(text: str, position: int) -> bool:
 
 
 def capitalised_mid_sentence(text: str) -> frozenset[str]:
-    """Return the stems of words written capitalised away from a sentence start: evidence that they are names."""
+    """Return the stems of words written capitalised away from a sentence start: evidence that they are names.
+    Headings and labels ("**Wait for Storage Adjustment:**") are no evidence: they capitalise every word."""
     return frozenset(
         stem(token.word)
         for run in _runs(text)
         for i, token in enumerate(run)
-        if _capitalised(token.word) and token.word != "I" and (i or not sentence_start(text, token.start))
+        if _capitalised(token.word)
+        and token.word != "I"
+        and (i or not sentence_start(text, token.start))
+        and not in_heading(text, token.start)
     )
+
+
+_LINE_OPENING = re.compile(r"[ \t]*(?:(?:\d{1,2}[.)]|[-*•–])[ \t]+)?(?P<open>#{1,6}[ \t]|\*\*|__)?")
+
+
+def in_heading(text: str, position: int) -> bool:
+    """Whether `position` is in a heading ("### Key Elements of the Benchmark") or a label opening its line in bold
+    ("**To Add or Delete Storage:**", "2. **Check Inputs and Formats**:"), where every word may be capitalised."""
+    line_start = text.rfind("\n", 0, position) + 1
+    opening = _LINE_OPENING.match(text, line_start)
+    mark = opening.group("open") if opening else None
+    if not mark or not opening or position < opening.end():
+        return False
+    if mark[0] == "#":
+        return True
+    close = text.find(mark, opening.end())
+    line_end = text.find("\n", line_start)
+    if close < 0 or position >= close or 0 <= line_end < close:
+        return False
+    return text[close - 1 : close] in (":", "：") or text[close + 2 : close + 3] in (":", "：")
 
 
 def english_entities(text: str, named: frozenset[str], taken: list[Mention], with_words: bool = True) -> list[Mention]:
@@ -224,20 +248,42 @@ def _name(
     if not words or any(covered[words[0].start : words[-1].end]):
         return []
     start, end = words[0].start, words[-1].end
-    if _bold_label(text, start, end):
-        return []  # "3. **Wait for Storage Adjustment:** After ..." labels its item
+    if _bold_label(text, start, end) or in_heading(text, start):
+        return []  # "3. **Wait for Storage Adjustment:** After ..." labels its item; a heading capitalises all
     if leading == 0 and sentence_start(text, start):
         line_end = text.find("\n", end)
         rest = text[end : len(text) if line_end < 0 else line_end]
         if rest.lstrip(" *_").startswith((":", "：")) or not rest.strip(" *_#"):
             return []  # a label ("Key Points:") or a heading line
         first = words[0].word
-        if len(words) > 1 and len(first) > 4 and first.endswith(("ed", "ing", "ly")) and stem(first) not in named:
-            words, start = words[1:], words[1].start  # "Earned Class 6A honours": a verb opens the sentence
+        if len(words) > 1 and stem(first) not in named and _verb(first):
+            words, start = words[1:], words[1].start  # "Earned Class 6A honours", "Replace IMAGE with": a verb
         elif len(words) == 1 and stem(first) not in named and not (first.isupper() and len(first) > 1):
             return []
     content = [w for w in words if w.word.casefold() not in _CONNECTORS]
     return [_entity(text, start, end, content, "latin", with_words)]
+
+
+# Verbs that open instructions and the items of lists ("Enable SSO for ...", "Supports JSON ..."): before another
+# capitalised word at a sentence start they are no part of a name. Their third person in "s" counts too.
+_OPENING_VERBS_LIST = (
+    "access add adjust allow apply assign build change check choose click close configure connect copy create"
+    " define delete deploy disable download edit enable enter ensure export find follow generate grant import"
+    " include install launch load log manage modify monitor move navigate open provide publish read remove rename"
+    " replace request restart restore review run save search select send set share specify start stop store"
+    " submit support test type update upgrade upload use validate verify view visit wait write"
+)
+_OPENING_VERBS = frozenset(_OPENING_VERBS_LIST.split())
+
+
+def _verb(word: str) -> bool:
+    """Whether a sentence's capitalised first word is a verb: "Earned", "Using", "Replace", "Enables"."""
+    if len(word) > 4 and word.endswith(("ed", "ing", "ly")):
+        return True
+    folded = word.casefold()
+    if not word[1:].islower():
+        return False  # ACME, iPhone
+    return folded in _OPENING_VERBS or (folded.endswith("s") and folded[:-1] in _OPENING_VERBS)
 
 
 def _bold_label(text: str, start: int, end: int) -> bool:

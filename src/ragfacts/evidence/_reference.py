@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import cached_property, lru_cache
 
+from ragfacts.evidence._acronyms import acronyms
 from ragfacts.evidence._entities import (
     capitalised_mid_sentence,
     english_entities,
+    latin_tokens,
     latin_words,
     quoted_names,
+    stem,
     word_stems,
 )
 from ragfacts.evidence._mention import Mention
@@ -53,6 +57,24 @@ class Reference:
         for folded in self.stems:
             groups.setdefault(folded[:4], []).append(folded)
         return {prefix: tuple(group) for prefix, group in groups.items()}
+
+    @cached_property
+    def acronyms(self) -> frozenset[str]:
+        """The letters of every abbreviation the reference writes (ACLs: ACL)."""
+        return acronyms(self.text)
+
+    @cached_property
+    def stem_text(self) -> str:
+        """The reference's words as stems, space-separated and space-framed: phrases are looked up in it."""
+        return f" {' '.join(stem(token.word) for token in latin_tokens(self.text))} "
+
+    @cached_property
+    def compounds(self) -> frozenset[str]:
+        """Two neighbouring words written as one, folded: "Auto Loader" as autoloader (a name may close it up)."""
+        tokens = latin_tokens(self.text)
+        return frozenset(
+            stem(a.word + b.word) for a, b in itertools.pairwise(tokens) if self.text[a.end : b.start] in (" ", "-")
+        )
 
     @cached_property
     def entities(self) -> tuple[Mention, ...]:
