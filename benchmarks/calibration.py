@@ -69,6 +69,9 @@ def folds_of(split: Split, folds: int = FOLDS) -> np.ndarray:
     return np.array([fold_of[r["group"]] for r in split.rows])
 
 
+DEFAULT_TRAIN = [DATA / "train" / "train.jsonl", DATA / "train" / "train_en_rag.jsonl"]  # a head recording none
+
+
 def head_out_of_fold(head: Head, train: Split, dev: Split) -> np.ndarray:
     """The head's dev scores, each fold scored by a head fitted like the shipped one without that fold."""
     boost = float(head.training.get("dev_row_weight") or 64.0)
@@ -117,10 +120,10 @@ def threshold_of(calibration: Calibration, raw_thresholds: dict[str, float]) -> 
     return {lang: calibration.apply(t, lang) for lang, t in raw_thresholds.items()}
 
 
-def decide(raw: np.ndarray, split: Split, raw_thresholds: dict[str, float], vetoed: np.ndarray) -> np.ndarray:
-    """Verdicts as ragfacts gives them: the raw score against the raw threshold (a flat calibration step must not
-    flip a verdict), an evidence veto failing the answer."""
-    cut = np.array([raw_thresholds[r["lang"]] for r in split.rows])
+def decide(raw: np.ndarray, split: Split, row_threshold: Any, vetoed: np.ndarray) -> np.ndarray:
+    """Verdicts as ragfacts gives them: the raw score against the row's raw threshold (its language's, or its
+    language's long answers'; a flat calibration step must not flip a verdict), an evidence veto failing the answer."""
+    cut = np.array([row_threshold(r) for r in split.rows])
     return ((raw >= cut) & ~vetoed).astype(int)
 
 
@@ -197,7 +200,11 @@ def study(
     test: Split,
     raw_thresholds: dict[str, float],
     veto: bool,
+    row_threshold: Any = None,
 ) -> tuple[dict[str, Any], Calibration]:
+    """Calibrate `name`'s raw scores on dev, choose the band there, report on test. `row_threshold` (a row of a
+    split -> its raw threshold) defaults to `raw_thresholds` by language."""
+    row_threshold = row_threshold or (lambda row: raw_thresholds[row["lang"]])
     dev_flag = evidence_flags(dev) if veto else np.zeros(len(dev.rows), dtype=bool)
     test_flag = evidence_flags(test) if veto else np.zeros(len(test.rows), dtype=bool)
     dev_langs = [r["lang"] for r in dev.rows]
@@ -235,10 +242,10 @@ def study(
     thresholds = threshold_of(calibration, raw_thresholds)
     dev_vetoed, test_vetoed = dev_flag.astype(bool), test_flag.astype(bool)
     # The band is chosen on dev's cross-validated calibrated probabilities (no dev answer calibrated by itself).
-    dev_pred = decide(dev_raw, dev, raw_thresholds, dev_vetoed)
+    dev_pred = decide(dev_raw, dev, row_threshold, dev_vetoed)
     band, dev_figures = choose_band(cv[chosen], dev, dev_pred)
     test_cal = calibration.apply_many(test_raw, test_langs, test_flag)
-    test_pred = decide(test_raw, test, raw_thresholds, test_vetoed)
+    test_pred = decide(test_raw, test, row_threshold, test_vetoed)
     out["thresholds_calibrated"] = {k: round(v, 4) for k, v in thresholds.items()}
     out["band"] = list(band)
     out["band_dev"] = dev_figures
@@ -327,12 +334,12 @@ def main() -> None:
         "--train",
         type=Path,
         nargs="+",
-        default=[
-            DATA / "train" / "train.jsonl",
-            DATA / "train" / "train_en_rag.jsonl",
-        ],
+        default=None,
+        help="the head's training files (default: those its file records)",
     )
-    parser.add_argument("--dev", type=Path, default=DATA / "quality" / "dev.jsonl")
+    parser.add_argument(
+        "--dev", type=Path, nargs="+", default=None, help="its dev files (default: those its file records)"
+    )
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
     parser.add_argument("--write-head", action="store_true", help=f"write the chosen calibrations into {HEAD_FILE}")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "calibration.json")
@@ -340,10 +347,12 @@ def main() -> None:
     args = parser.parse_args()
 
     store = load_store(store_dir(DEFAULT_MODEL.sha256))
-    train = concat("train", *(load_split("train", path, store) for path in args.train))
-    dev = load_split("dev", args.dev, store)
-    test = load_split("test", args.test, store)
     head = Head.load(HEAD_FILE)
+    args.train = args.train or [ROOT / f for f in head.training.get("train_files", [])] or DEFAULT_TRAIN
+    args.dev = args.dev or [ROOT / f for f in head.training.get("dev_files", [])] or [DATA / "quality" / "dev.jsonl"]
+    train = concat("train", *(load_split("train", path, store) for path in args.train))
+    dev = concat("dev", *(load_split("dev", path, store) for path in args.dev))
+    test = load_split("test", args.test, store)
     from train_head import DEFAULT_THRESHOLDS
 
     studies = []
@@ -359,11 +368,18 @@ def main() -> None:
     studies.append(holistic)
     oof = head_out_of_fold(head, train, dev)
     trained, trained_cal = study(
-        "trained_head", oof, head_scores(head, test), dev, test, head.thresholds, head.evidence_veto
+        "trained_head",
+        oof,
+        head_scores(head, test),
+        dev,
+        test,
+        head.thresholds,
+        head.evidence_veto,
+        lambda row: head.answer_threshold(row["lang"], row["sentences"]),
     )
     studies.append(trained)
     report = {
-        "provenance": provenance(data=files(*args.train, args.dev, args.test)),
+        "provenance": provenance(data=files(*args.train, *args.dev, args.test)),
         "max_abstain": MAX_ABSTAIN,
         "bins": 10,
         "studies": studies,

@@ -44,7 +44,7 @@ def replay(ids: list[str]) -> dict[str, tuple[float, str]]:
     vetoed = evidence_flags(split) if head.evidence_veto else np.zeros(len(split.rows), dtype=bool)
     out = {}
     for row, chance, veto in zip(split.rows, chances, vetoed, strict=True):
-        passed = chance >= head.answer_threshold(row["lang"]) and not veto
+        passed = chance >= head.answer_threshold(row["lang"], row["sentences"]) and not veto
         out[row["id"]] = (float(chance), "consistent" if passed else "inconsistent")
     return out
 

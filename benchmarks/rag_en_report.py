@@ -74,7 +74,7 @@ def decisions(head: Head, split: Split, path: Path, store: dict[str, Any]) -> tu
         raise SystemExit(f"{path}: {len(missing)} answers lack sentence states (judge_features.py --sentences)")
     answers = [read[r["id"]] for r in split.rows]
     scores = np.array([head.combined_probability(a.logit, list(a.logits)) for a in answers])
-    passed = [s >= head.threshold(a.lang) and not a.vetoed for s, a in zip(scores, answers, strict=True)]
+    passed = [s >= head.threshold(a.lang, len(a.labels)) and not a.vetoed for s, a in zip(scores, answers, strict=True)]
     return np.array(passed, dtype=int), scores
 
 

@@ -235,9 +235,11 @@ def choose(answers: list[Answer], scores: np.ndarray) -> dict[str, float]:
     return found
 
 
-def decided(answers: list[Answer], scores: np.ndarray, cuts: dict[str, float]) -> np.ndarray:
-    """Passed (1) or flagged (0): the score against the language's cut, and the evidence veto."""
-    return np.array([int(s >= cuts.get(a.lang, 0.0) and not a.vetoed) for a, s in zip(answers, scores, strict=True)])
+def decided(answers: list[Answer], scores: np.ndarray, cuts: Any) -> np.ndarray:
+    """Passed (1) or flagged (0): the score against the language's cut (or `cuts(answer)`, where it is a function),
+    and the evidence veto."""
+    cut = cuts if callable(cuts) else (lambda a: cuts.get(a.lang, 0.0))
+    return np.array([int(s >= cut(a) and not a.vetoed) for a, s in zip(answers, scores, strict=True)])
 
 
 def report(answers: list[Answer], scores: np.ndarray, cuts: dict[str, float], rng: np.random.Generator) -> dict:
@@ -276,14 +278,16 @@ def main() -> None:
     train, dev, test = splits["train"], splits["dev"], splits["test"]
     rng = np.random.default_rng(SEED)
     out: dict[str, Any] = {"head": head.name, "head_digest": head.digest, "extracted": counts, "methods": {}}
-    own = {lang: float(np.log(t / (1 - t))) for lang, t in head.thresholds.items()}
-    own_cuts = {a.lang: own.get(a.lang, own.get("default", 0.0)) for a in dev + test}
 
-    def add(name: str, score: Any, cuts: dict[str, float] | None = None, dev_scores: Any = None) -> None:
+    def own_cuts(a: Answer) -> float:  # the head's own threshold for the answer (a long answer's, where it has one)
+        t = head.answer_threshold(a.lang, len(a.labels))
+        return float(np.log(t / (1 - t)))
+
+    def add(name: str, score: Any, cuts: Any = None, dev_scores: Any = None) -> None:
         """Report `score` on dev (or `dev_scores`, out of fold) and test, with `cuts` or those chosen on dev."""
         on_dev = score(dev) if dev_scores is None else dev_scores
         chosen = cuts or choose(dev, on_dev)
-        out["methods"][name] = {"thresholds": chosen}
+        out["methods"][name] = {"thresholds": "the head's own" if callable(chosen) else chosen}
         for split_name, answers, scores in (("dev", dev, on_dev), ("test", test, None)):
             if answers:
                 got = scores if scores is not None else score(answers)

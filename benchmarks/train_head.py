@@ -12,7 +12,8 @@ evidence features of every pair (ragfacts.evidence), and compares on the quality
 - `state + evidence head`: both; each head also `+ evidence veto` (an evidence flag overrides the score).
 
 Heads are fitted on the train files (no document shared with dev or test); the L2 strength by dev AUC, the
-thresholds per language by dev balanced accuracy. The head that ships is then refitted on train + dev with
+thresholds per language by dev balanced accuracy (long answers, of 3 sentences or more, their own per language where
+dev has enough of them: `LONG_FROM`, `LONG_MIN`). The head that ships is then refitted on train + dev with
 the chosen features and strength: how much a dev row weighs (it is the distribution the head is for) is chosen
 by out-of-fold dev AUC (5 folds grouped by reference document, each scored by a head fitted on train + the
 other folds), its thresholds by out-of-fold dev balanced accuracy, and the veto kept if it raises that. Test is
@@ -46,6 +47,7 @@ from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import VETO_FEATURES, auc, balanced_accuracy
 from ragfacts.models.local.embedded import DEFAULT_MODEL
+from ragfacts.text import split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
@@ -55,10 +57,15 @@ HEAD_FILE = ROOT / "src" / "ragfacts" / "heads" / "qwen2.5-coder-1.5b-instruct-q
 # a different KV prefix moves P(Yes) by up to ~0.05 and state components by up to ~1), and weaker heads amplify
 # that into P(faithful) differences of 0.1 or more between the run that judges and the states the head was fitted on
 # (benchmarks/default_bench.py measures the agreement).
-PENALTIES = (3000.0, 1000.0, 300.0)
+PENALTIES = (10000.0, 3000.0, 1000.0, 300.0)
 EVIDENCE_PENALTY = 1e-3
 DEV_BOOSTS = (1.0, 4.0, 16.0, 64.0)
 SEED = 20261125
+# Long answers (at least this many sentences) get thresholds of their own, per language, where dev holds at least
+# LONG_MIN faithful and LONG_MIN flawed long answers in it: the head's probability shifts with length
+# (Head.long_answers).
+LONG_FROM = 3
+LONG_MIN = 20
 # The evidence rule: any of these found in the answer and not in the reference flags it.
 EVIDENCE_FLAGS = VETO_FEATURES
 
@@ -120,7 +127,17 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
             continue
         source = row["source"].split(" (")[0]
         group = row.get("group") or row["reference"]
-        rows.append({"id": row["id"], "lang": lang, "source": source, "group": group, "licence": row.get("licence")})
+        sentences = len(split_sentences(item.answer)) or 1
+        rows.append(
+            {
+                "id": row["id"],
+                "lang": lang,
+                "source": source,
+                "group": group,
+                "licence": row.get("licence"),
+                "sentences": sentences,
+            }
+        )
         states.append(found["state"])
         odds.append(found["lp_yes"] - found["lp_no"])
         p_yes.append(found["p_yes"])
@@ -170,6 +187,7 @@ class Model:
         self.bias = 0.0
         self.penalty = 0.0
         self.thresholds: dict[str, float] = {}
+        self.long_thresholds: dict[str, float] = {}  # answers of LONG_FROM sentences or more
 
     def design(self, split: Split) -> np.ndarray:
         parts = []
@@ -201,15 +219,36 @@ class Model:
         return 1.0 / (1.0 + np.exp(-(self.design(split) @ self.weights + self.bias)))
 
     def choose_thresholds(self, dev: Split, scores: np.ndarray | None = None) -> None:
+        """Per language, the threshold with the best balanced accuracy on dev; where dev has enough long answers of
+        both labels in a language, one for its short answers and one for its long ones."""
         scores = self.score(dev) if scores is None else scores
         vetoed = evidence_flags(dev) if self.veto else np.zeros(len(dev.rows), dtype=bool)
+        long = np.array([r["sentences"] >= LONG_FROM for r in dev.rows])
+        self.thresholds, self.long_thresholds = {}, {}
         for lang in ("en", "zh"):
             mask = np.array([r["lang"] == lang for r in dev.rows])
+            counts = [int((dev.gold[mask & long] == label).sum()) for label in (0, 1)]
+            if min(counts) >= LONG_MIN and (mask & ~long).any():
+                self.long_thresholds[lang] = best_threshold(
+                    dev.gold[mask & long], scores[mask & long], vetoed[mask & long]
+                )
+                mask &= ~long
             self.thresholds[lang] = best_threshold(dev.gold[mask], scores[mask], vetoed[mask])
+
+    def cuts(self, split: Split) -> np.ndarray:
+        """Each row's threshold: its language's, or its language's long answers' where it is long."""
+        return np.array(
+            [
+                self.long_thresholds[r["lang"]]
+                if r["lang"] in self.long_thresholds and r["sentences"] >= LONG_FROM
+                else self.thresholds.get(r["lang"], 0.5)
+                for r in split.rows
+            ]
+        )
 
     def predict(self, split: Split, scores: np.ndarray | None = None) -> np.ndarray:
         scores = self.score(split) if scores is None else scores
-        cut = np.array([self.thresholds.get(r["lang"], 0.5) for r in split.rows])
+        cut = self.cuts(split)
         passed = scores >= cut
         if self.veto:
             passed &= ~evidence_flags(split)
@@ -245,6 +284,11 @@ class Model:
             evidence_weights=self.weights[n + 1 :] if self.use_evidence else np.zeros(len(FEATURE_NAMES)),
             bias=bias,
             thresholds={k: round(v, 4) for k, v in self.thresholds.items()},
+            long_answers=(
+                {"from_sentences": LONG_FROM, "thresholds": {k: round(v, 4) for k, v in self.long_thresholds.items()}}
+                if self.long_thresholds
+                else {}
+            ),
             evidence_veto=self.veto,
             training=figures,
         )
@@ -406,9 +450,14 @@ def main() -> None:
         assert best is not None
         model.fit(train, best[1])
         model.choose_thresholds(dev)
-        choice[model.name] = {"penalty": best[1], "dev_auc": round(best[0], 4), "thresholds": model.thresholds}
+        choice[model.name] = {
+            "penalty": best[1],
+            "dev_auc": round(best[0], 4),
+            "thresholds": model.thresholds,
+            "long_thresholds": model.long_thresholds,
+        }
         vetoed = model.with_veto(dev)
-        choice[vetoed.name] = {"thresholds": vetoed.thresholds}
+        choice[vetoed.name] = {"thresholds": vetoed.thresholds, "long_thresholds": vetoed.long_thresholds}
         for variant in (model, vetoed):
             for split in (dev, *finals):
                 results.append(evaluate(variant.name, split, variant.predict(split), variant.score(split), SEED))
@@ -441,6 +490,7 @@ def main() -> None:
             "dev_auc_out_of_fold": round(auc(dev.gold, oof), 4),
             "dev_balanced_accuracy_out_of_fold": round(dev_ba[variant.name], 4),
             "thresholds": variant.thresholds,
+            "long_thresholds": variant.long_thresholds,
         }
     shipped = max((refit, refit_veto), key=lambda m: dev_ba[m.name])
     choice["shipped"] = shipped.name
@@ -487,6 +537,8 @@ def main() -> None:
         figures = {
             "data": {k: v for k, v in sizes.items() if k in ("train", "dev")},
             "files": [str(p.relative_to(ROOT)) for p in (*args.train, *args.dev)],
+            "train_files": [str(p.relative_to(ROOT)) for p in args.train],
+            "dev_files": [str(p.relative_to(ROOT)) for p in args.dev],
             "licences": dict(Counter(r["licence"] for r in (*train.rows, *dev.rows)).most_common()),
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,
@@ -514,7 +566,7 @@ def head_predict(head: Head, split: Split) -> np.ndarray:
     logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
     logits = logits + split.evidence @ head.evidence_weights + head.bias
     scores = 1.0 / (1.0 + np.exp(-logits))
-    passed = scores >= np.array([head.answer_threshold(r["lang"]) for r in split.rows])
+    passed = scores >= np.array([head.answer_threshold(r["lang"], r["sentences"]) for r in split.rows])
     if head.evidence_veto:
         passed &= ~evidence_flags(split)
     return passed.astype(int)

@@ -129,6 +129,34 @@ def test_a_head_file_with_a_malformed_sentences_block_is_refused_when_read(tmp_p
         Head.load(tmp_path / "head.json")
 
 
+def test_a_long_answer_is_judged_against_the_long_answers_threshold_where_the_head_has_one(tmp_path):
+    head = _head(np.array([1.0, 0.0, 0.0]), threshold=0.5)
+    head.long_answers = {"from_sentences": 3, "thresholds": {"en": 0.3}}
+    assert head.answer_threshold("en", 2) == 0.5 and head.answer_threshold("en", 3) == 0.3
+    assert head.threshold("en", 7) == 0.3 and head.threshold("en") == 0.5  # one sentence unless told
+    assert head.answer_threshold("zh", 7) == 0.5  # a language it names no threshold for keeps its own
+    head.save(tmp_path / "head.json")
+    again = Head.load(tmp_path / "head.json")
+    assert again.long_answers == head.long_answers and again.digest == head.digest
+    assert again.digest != _head(np.array([1.0, 0.0, 0.0])).digest  # it changes verdicts, so it is in the digest
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"thresholds": {"en": 0.3}},  # from how many sentences?
+        {"from_sentences": 1, "thresholds": {"en": 0.3}},  # every answer is long
+        {"from_sentences": 3, "thresholds": {}},
+        {"from_sentences": 3, "thresholds": {"en": 1.5}},  # not a probability
+    ],
+)
+def test_a_head_file_with_a_malformed_long_answers_block_is_refused_when_read(tmp_path, block):
+    data = _head(np.array([1.0, 0.0, 0.0])).to_json() | {"long_answers": block}
+    (tmp_path / "head.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"not a readable head file.*long_answers block"):
+        Head.load(tmp_path / "head.json")
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory", "too large"])
 def test_a_head_is_read_only_from_a_regular_file_of_bounded_size(tmp_path, kind):
     """Nothing but a regular file of at most MAX_BYTES is read: a FIFO is refused without waiting for a writer,
@@ -275,3 +303,18 @@ async def test_a_head_that_reads_sentences_flags_a_long_answer_for_its_one_unsup
 
     short = await check_item(tiny, Item(reference=reference, answer="It cost 9 million dollars."), options)
     assert short.label is AnswerLabel.INCONSISTENT and len(short.calls()) == 1  # one sentence: its own logit
+
+
+@needs_model
+async def test_a_long_answer_passes_or_fails_by_the_long_answers_threshold_and_says_so(tiny, tmp_path):
+    reference = "The bridge opened in 1932. It is 503 metres long. It cost 4 million dollars. It carries 6 lanes."
+    head = _head(np.zeros(576), bias=0.0, sha256=tiny.weights_sha256(), threshold=0.6)  # P(faithful) = 0.5
+    head.long_answers = {"from_sentences": 3, "thresholds": {"en": 0.4}}
+    head.save(tmp_path / "long.json")
+    options = CheckOptions(strategy="trained_head", head=str(tmp_path / "long.json"), explain="none")
+    long = await check_item(tiny, Item(reference=reference, answer=reference), options)
+    assert long.label is AnswerLabel.CONSISTENT and long.holistic.threshold == pytest.approx(0.4)
+    assert "threshold of answers of 3+ sentences" in long.holistic.explanation
+    short = await check_item(tiny, Item(reference=reference, answer="It is 503 metres long."), options)
+    assert short.label is AnswerLabel.INCONSISTENT and short.holistic.threshold == pytest.approx(0.6)
+    assert "sentences" not in short.holistic.explanation

@@ -13,6 +13,7 @@ and those prompts: anything else is refused, because the numbers would mean noth
 A head may also read a long answer sentence by sentence (`sentences`): each sentence of a multi-sentence answer
 is scored alone, and the answer's verdict combines its own logit with its sentences' (the lowest, the mean, the
 share under a cut), so that one unsupported sentence in a long answer is not diluted in the answer's state.
+Long answers may also have thresholds of their own (`long_answers`): the probability shifts with length.
 
 A head file also carries the calibrations (`calibration.Calibration`) of the model's probability strategies,
 fitted on labelled answers the head was not fitted on: the head's own ("trained_head") and the model's P(Yes)
@@ -87,10 +88,17 @@ class Head:
     # fitted on labelled sentences; "sentence_threshold" marks a sentence (else the answer threshold). A
     # "trained_head" calibration of such a head is one fitted on the combined probability. Part of `digest`.
     sentences: dict[str, Any] = field(default_factory=dict)
+    # Long answers judged against thresholds of their own: {"from_sentences": 3, "thresholds": {"en": 0.54}}. The
+    # head's probability shifts with an answer's length (a long answer's state dilutes its claims), so an answer of
+    # at least "from_sentences" sentences in a language named here is compared with that language's threshold
+    # here (chosen on long dev answers), others with `thresholds`. Part of `digest`.
+    long_answers: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.sentences:
             _check_sentences(self.sentences, len(self.state_weights))
+        if self.long_answers:
+            _check_long_answers(self.long_answers)
 
     def logit(self, state: np.ndarray | None, log_odds: float, evidence: np.ndarray) -> float:
         """The head's log-odds that the answer is faithful; `state` is read only by a head over the state."""
@@ -159,16 +167,24 @@ class Head:
         )
         return sigmoid(value)
 
-    def threshold(self, lang: str) -> float:
-        """The raw probability at or above which an answer in `lang` passes (chosen on dev): the combined
-        probability's where the head reads the sentences of answers in `lang`."""
+    def threshold(self, lang: str, sentences: int = 1) -> float:
+        """The raw probability at or above which an answer in `lang` of `sentences` sentences passes (chosen on
+        dev): the combined probability's where the head reads the sentences of answers in `lang`."""
         if self.reads_sentences(lang):
             return float(self.sentences["thresholds"][lang])
-        return self.answer_threshold(lang)
+        return self.answer_threshold(lang, sentences)
 
-    def answer_threshold(self, lang: str) -> float:
-        """The threshold of the answer head's own probability (`probability`), sentences aside."""
+    def answer_threshold(self, lang: str, sentences: int = 1) -> float:
+        """The threshold of the answer head's own probability (`probability`), sentences aside: the long answers'
+        where the answer has enough sentences and the head has one for `lang`."""
+        if self.is_long(lang, sentences):
+            return float(self.long_answers["thresholds"][lang])
         return self.thresholds.get(lang, self.thresholds.get("default", 0.5))
+
+    def is_long(self, lang: str, sentences: int) -> bool:
+        """Whether an answer of `sentences` sentences in `lang` is judged against the long answers' threshold."""
+        chosen = self.long_answers
+        return bool(chosen) and lang in chosen["thresholds"] and sentences >= int(chosen["from_sentences"])
 
     def recall_threshold(self, lang: str) -> float:
         """The probability at or above which the head judges a fact stated (chosen on labelled recall data where
@@ -227,6 +243,7 @@ class Head:
             "calibration": {name: c.to_json() for name, c in sorted(self.calibrations.items())},
             **({"recall": self.recall} if self.recall else {}),
             **({"sentences": self.sentences} if self.sentences else {}),
+            **({"long_answers": self.long_answers} if self.long_answers else {}),
             "training": self.training,
         }
 
@@ -252,6 +269,7 @@ class Head:
             calibrations={k: Calibration.from_json(v) for k, v in (data.get("calibration") or {}).items()},
             recall=dict(data.get("recall") or {}),
             sentences=dict(data.get("sentences") or {}),
+            long_answers=dict(data.get("long_answers") or {}),
         )
 
     def save(self, path: Path) -> None:
@@ -285,6 +303,20 @@ def _check_sentences(block: dict[str, Any], state_size: int) -> None:
     weights = block.get("state_f32_base64")
     if weights and ("bias" not in block or not state_size or len(decode_weights(weights)) != state_size):
         raise ValueError(f"the sentences block's weights need a bias and a state of {state_size} numbers")
+
+
+def _check_long_answers(block: dict[str, Any]) -> None:
+    """ValueError unless `block` is a readable `Head.long_answers`: a number of sentences of at least 2 and a
+    probability per language."""
+    start = block.get("from_sentences")
+    if not isinstance(start, int) or isinstance(start, bool) or start < 2:
+        raise ValueError("the long_answers block needs from_sentences, a whole number of at least 2")
+    chosen = block.get("thresholds")
+    if not isinstance(chosen, dict) or not chosen:
+        raise ValueError("the long_answers block needs a threshold per language")
+    for lang, value in chosen.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"the long_answers block's threshold for {lang!r} must be a probability")
 
 
 @cache

@@ -24,7 +24,7 @@ from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import VETO_FEATURES, Example, evidence_of
 from ragfacts.models import ChatModel, ConfigurationError, ModelProfile
-from ragfacts.text import detect_lang
+from ragfacts.text import detect_lang, split_sentences
 
 CHUNK = 16  # answers sent at once; the progress callback is called after each chunk
 _FLAG_COLUMNS = [FEATURE_NAMES.index(n) for n in VETO_FEATURES]
@@ -123,6 +123,7 @@ def example_of(item: Item, row: dict[str, Any]) -> Example:
         log_odds=float(row["log_odds"]),
         evidence=evidence_of(item.answer, item.reference or "", row["lang"]),
         state=state,
+        sentences=len(split_sentences(item.answer)) or 1,
     )
 
 
@@ -137,7 +138,7 @@ def default_judge(identity: str) -> tuple[str, Any]:
             for r in rows:
                 z = shipped.logit(r.state, r.log_odds, r.evidence)
                 flagged = shipped.evidence_veto and any(r.evidence[i] > 0 for i in _FLAG_COLUMNS)
-                out.append(int(z >= _logit(shipped.answer_threshold(r.lang)) and not flagged))
+                out.append(int(z >= _logit(shipped.answer_threshold(r.lang, r.sentences)) and not flagged))
             return out
 
         return f"the shipped head {shipped.name}", by_head

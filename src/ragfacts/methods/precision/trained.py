@@ -121,10 +121,10 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
     The probability is calibrated where the head carries a calibration; an answer in the abstain band is uncertain.
     """
     head = head_for(model, options)
-    raw_threshold = head.threshold(lang)
+    sentences = split_sentences(item.answer) or [item.answer]
+    raw_threshold = head.threshold(lang, len(sentences))  # a long answer's own, where the head has one
     band_for(options, head.calibrations.get(STAGE))  # an `auto` band without a calibration: refused before a call
     score, call, logit = await _head_score(model, head, item, lang, raw_threshold)
-    sentences = split_sentences(item.answer) or [item.answer]
     by_sentence: list[tuple[ScoreResult, float | None]] | None = None
     if head.reads_sentences(lang) and logit is not None:
         by_sentence = await _sentence_scores(model, head, item, lang, sentences) if len(sentences) > 1 else []
@@ -144,6 +144,8 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
         calibration = head.calibrations.get(STAGE)
         decision = decide(score.probability, lang, raw_threshold, options, calibration, flagged=flagged, vetoed=flagged)
         record_decision(judgement, decision, "P(faithful)", "trained head, ")
+        if head.is_long(lang, len(sentences)) and options.threshold is None:
+            judgement.explanation += f"; the threshold of answers of {head.long_answers['from_sentences']}+ sentences"
         if by_sentence:
             judgement.explanation += f"; read with its {len(by_sentence)} sentences"
         if flagged:

@@ -48,6 +48,7 @@ class Example:
     log_odds: float
     evidence: np.ndarray
     state: np.ndarray | None
+    sentences: int = 1  # the answer's, by `split_sentences`: a long answer may have a threshold of its own
 
 
 @dataclass
