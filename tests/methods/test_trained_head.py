@@ -314,7 +314,7 @@ async def test_a_long_answer_passes_or_fails_by_the_long_answers_threshold_and_s
     options = CheckOptions(strategy="trained_head", head=str(tmp_path / "long.json"), explain="none")
     long = await check_item(tiny, Item(reference=reference, answer=reference), options)
     assert long.label is AnswerLabel.CONSISTENT and long.holistic.threshold == pytest.approx(0.4)
-    assert "threshold of answers of 3+ sentences" in long.holistic.explanation
+    assert "the threshold for English answers of 3+ sentences, chosen on dev" in long.holistic.explanation
     short = await check_item(tiny, Item(reference=reference, answer="It is 503 metres long."), options)
     assert short.label is AnswerLabel.INCONSISTENT and short.holistic.threshold == pytest.approx(0.6)
     assert "sentences" not in short.holistic.explanation

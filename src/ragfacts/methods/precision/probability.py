@@ -74,6 +74,7 @@ class Decision:
     passed: bool = False  # the score reached the threshold (before any veto)
     lang: str = ""  # whose threshold it is: thresholds are chosen per language
     given: bool = False  # the user's threshold (-O threshold=), not the one chosen on dev
+    scope: str = ""  # which answers the threshold is for, where not all of the language's: "answers of 3+ sentences"
 
     @property
     def uncertain(self) -> bool:
@@ -85,7 +86,8 @@ class Decision:
         relation = ">=" if self.passed else "<"
         scale = "calibrated" if self.calibrated else "uncalibrated"
         language = _LANGUAGES.get(self.lang, "this language")
-        whose = "the threshold given" if self.given else f"the threshold for {language}, chosen on dev"
+        scope = f" {self.scope}" if self.scope else ""
+        whose = "the threshold given" if self.given else f"the threshold for {language}{scope}, chosen on dev"
         text = f"{name} = {self.probability:.2f} {relation} {self.threshold:.2f} ({source}{scale}; {whose})"
         if self.uncertain and self.band is not None:
             text += f", in the uncertain band [{self.band[0]:.2f}, {self.band[1]:.2f})"
@@ -114,6 +116,7 @@ def decide(
     *,
     flagged: bool = False,
     vetoed: bool = False,
+    scope: str = "",
 ) -> Decision:
     """Calibrate `raw`, compare it with the threshold (vetoed answers fail), and apply the band."""
     if calibration is None:
@@ -138,4 +141,5 @@ def decide(
         passed=passed,
         lang=lang,
         given=options.threshold is not None,
+        scope=scope,
     )

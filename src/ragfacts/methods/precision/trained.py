@@ -142,10 +142,12 @@ async def run_trained_head(model: ChatModel, item: Item, options: CheckOptions, 
     else:
         flagged = head.evidence_veto and bool(mismatches)
         calibration = head.calibrations.get(STAGE)
-        decision = decide(score.probability, lang, raw_threshold, options, calibration, flagged=flagged, vetoed=flagged)
+        long = head.is_long(lang, len(sentences)) and not head.reads_sentences(lang)
+        scope = f"answers of {head.long_answers['from_sentences']}+ sentences" if long else ""
+        decision = decide(
+            score.probability, lang, raw_threshold, options, calibration, flagged=flagged, vetoed=flagged, scope=scope
+        )
         record_decision(judgement, decision, "P(faithful)", "trained head, ")
-        if head.is_long(lang, len(sentences)) and options.threshold is None:
-            judgement.explanation += f"; the threshold of answers of {head.long_answers['from_sentences']}+ sentences"
         if by_sentence:
             judgement.explanation += f"; read with its {len(by_sentence)} sentences"
         if flagged:
