@@ -536,9 +536,9 @@ def main() -> None:
         head_model = shipped
         figures = {
             "data": {k: v for k, v in sizes.items() if k in ("train", "dev")},
-            "files": [str(p.relative_to(ROOT)) for p in (*args.train, *args.dev)],
-            "train_files": [str(p.relative_to(ROOT)) for p in args.train],
-            "dev_files": [str(p.relative_to(ROOT)) for p in args.dev],
+            "files": [str(p.resolve().relative_to(ROOT)) for p in (*args.train, *args.dev)],
+            "train_files": [str(p.resolve().relative_to(ROOT)) for p in args.train],
+            "dev_files": [str(p.resolve().relative_to(ROOT)) for p in args.dev],
             "licences": dict(Counter(r["licence"] for r in (*train.rows, *dev.rows)).most_common()),
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,

@@ -67,4 +67,32 @@ FIGURES: list[Figure] = [
         "({extraction.median_answer_tokens} prompt tokens, {provenance.machine.cores} cores), and each sentence scored "
         "after it {extraction.median_sentence_seconds:.1f} s.",
     ),
+    Figure(
+        PAGE,
+        "sentence_aggregate.json",
+        "balanced accuracy {methods[answer + sentences (answer head)].dev.all.value!p:.1f}\nwith the sentences "
+        "against {methods[head, dev thresholds].dev.all.value!p:.1f} for the answer's own score",
+    ),
+    Figure(
+        PAGE,
+        "trained_head_rag_en.json",
+        "({sizes.train.extracted:,} of the {sizes.train.rows:,} train\nrows extracted;",
+    ),
+    Figure(
+        PAGE,
+        "trained_head_rag_en.json",
+        "judges LFQA at\n{results[split=lfqa_test][method=@choice.shipped].balanced_accuracy!i}, MTRAG at "
+        "{results[split=mtrag_test][method=@choice.shipped].balanced_accuracy!i} and ARES at "
+        "{results[split=ares_test][method=@choice.shipped].balanced_accuracy!i}, and the quality corpus's test split "
+        "at\n{results[split=test][method=@choice.shipped].balanced_accuracy!i}.",
+    ),
+    Figure(
+        PAGE,
+        "trained_head_rag_en.json",
+        "it passes {paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the test split's "
+        "faithful paraphrases, the shipped\nhead "
+        "{paraphrases_passed[test paraphrases][the head shipped before this run].all.value!p:.1f}%. Its balanced "
+        "accuracy on the injected test rows is "
+        "{results[split=injections_test][method=@choice.shipped].balanced_accuracy.value!p:.1f}.",
+    ),
 ]
