@@ -11,13 +11,14 @@ evidence features of every pair (ragfacts.evidence), and compares on the quality
 - `state head`: a logistic head over the 1,536-number state and the log-odds;
 - `state + evidence head`: both; each head also `+ evidence veto` (an evidence flag overrides the score).
 
-Heads are fitted on the train files (no document shared with dev or test); the L2 strength by dev AUC, the
-thresholds per language by dev balanced accuracy (long answers, of 3 sentences or more, their own per language where
-dev has enough of them: `LONG_FROM`, `LONG_MIN`). The head that ships is then refitted on train + dev with
-the chosen features and strength: how much a dev row weighs (it is the distribution the head is for) is chosen
-by out-of-fold dev AUC (5 folds grouped by reference document, each scored by a head fitted on train + the
-other folds), its thresholds by out-of-fold dev balanced accuracy, and the veto kept if it raises that. Test is
-read once, after every choice. Intervals: bootstrap 95%, 2,000 resamples of items.
+Heads are fitted on the train files (a train row sharing a reference group with dev or test is dropped); the L2
+strength by dev AUC, the thresholds per language by dev balanced accuracy (both with each dev file weighing the
+same: the mean of the files' AUCs, each row weighing 1 / its file's rows of its language and label) (long answers,
+of 3 sentences or more, their own per language where dev has enough of them: `LONG_FROM`, `LONG_MIN`). The head that
+ships is then refitted on train + dev with the chosen features and strength: how much a dev row weighs (it is the
+distribution the head is for) is chosen by out-of-fold dev AUC (5 folds grouped by reference document, each scored
+by a head fitted on train + the other folds), its thresholds by out-of-fold dev balanced accuracy, and the veto kept
+if it raises that. Test is read once, after every choice. Intervals: bootstrap 95%, 2,000 resamples of items.
 
     python benchmarks/train_head.py [--write-head] [--out benchmarks/results/trained_head.json]
         [--train FILE ...] [--dev FILE ...] [--held-out FILE ...]
@@ -52,12 +53,13 @@ from ragfacts.text import split_sentences
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 PARAPHRASES = DATA / "paraphrases"  # benchmarks/corpus/build_paraphrases.py
+RAG_EN = ("lfqa", "mtrag", "ares")  # benchmarks/data/rag_en/: long English RAG answers, split by document
 HEAD_FILE = ROOT / "src" / "ragfacts" / "heads" / "qwen2.5-coder-1.5b-instruct-q4_k_m.json"
 # The L2 strengths tried. None below 300: the model's forward pass is not bit-stable (the same prompt evaluated after
 # a different KV prefix moves P(Yes) by up to ~0.05 and state components by up to ~1), and weaker heads amplify
 # that into P(faithful) differences of 0.1 or more between the run that judges and the states the head was fitted on
 # (benchmarks/default_bench.py measures the agreement).
-PENALTIES = (10000.0, 3000.0, 1000.0, 300.0)
+PENALTIES = (100000.0, 30000.0, 10000.0, 3000.0, 1000.0, 300.0)
 EVIDENCE_PENALTY = 1e-3
 DEV_BOOSTS = (1.0, 4.0, 16.0, 64.0)
 SEED = 20261125
@@ -136,6 +138,7 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
                 "group": group,
                 "licence": row.get("licence"),
                 "sentences": sentences,
+                "file": path.stem,
             }
         )
         states.append(found["state"])
@@ -159,6 +162,19 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
         tokens=np.asarray(tokens),
         seconds=np.asarray(seconds),
     )
+
+
+def without_groups_of(train: Split, *others: Split) -> tuple[Split, int]:
+    """`train` without its rows that share a reference group with any of `others`, and how many were dropped. Dev's
+    injections are cut from train references (benchmarks/corpus/build_injections.py), and nothing a choice is made
+    on or a figure reported on may be trained on."""
+    apart = {r["group"] for split in others for r in split.rows}
+    shared = np.array([r["group"] in apart for r in train.rows])
+    if not shared.any():
+        return train, 0
+    kept = subset(train, ~shared, train.name)
+    kept.total = train.total - int(shared.sum())
+    return kept, int(shared.sum())
 
 
 def f1_hallucinated(gold: np.ndarray, predicted: np.ndarray) -> float:
@@ -224,16 +240,16 @@ class Model:
         scores = self.score(dev) if scores is None else scores
         vetoed = evidence_flags(dev) if self.veto else np.zeros(len(dev.rows), dtype=bool)
         long = np.array([r["sentences"] >= LONG_FROM for r in dev.rows])
+        weights = file_weights(dev)
         self.thresholds, self.long_thresholds = {}, {}
         for lang in ("en", "zh"):
             mask = np.array([r["lang"] == lang for r in dev.rows])
             counts = [int((dev.gold[mask & long] == label).sum()) for label in (0, 1)]
             if min(counts) >= LONG_MIN and (mask & ~long).any():
-                self.long_thresholds[lang] = best_threshold(
-                    dev.gold[mask & long], scores[mask & long], vetoed[mask & long]
-                )
+                both = mask & long
+                self.long_thresholds[lang] = best_threshold(dev.gold[both], scores[both], vetoed[both], weights[both])
                 mask &= ~long
-            self.thresholds[lang] = best_threshold(dev.gold[mask], scores[mask], vetoed[mask])
+            self.thresholds[lang] = best_threshold(dev.gold[mask], scores[mask], vetoed[mask], weights[mask])
 
     def cuts(self, split: Split) -> np.ndarray:
         """Each row's threshold: its language's, or its language's long answers' where it is long."""
@@ -342,11 +358,34 @@ def evidence_flags(split: Split) -> np.ndarray:
     return split.evidence[:, flags].max(axis=1) > 0
 
 
-def best_threshold(gold: np.ndarray, scores: np.ndarray, vetoed: np.ndarray) -> float:
+def file_weights(split: Split) -> np.ndarray:
+    """Each row weighs 1 / the rows of its file, language and label: on dev, each file weighs the same in a
+    threshold's balanced accuracy, whatever its size (an injections file of 800 rows does not outvote 200 answers)."""
+    counts = Counter((r["file"], r["lang"], int(g)) for r, g in zip(split.rows, split.gold, strict=True))
+    return np.array([1.0 / counts[(r["file"], r["lang"], int(g))] for r, g in zip(split.rows, split.gold, strict=True)])
+
+
+def weighted_balanced_accuracy(gold: np.ndarray, predicted: np.ndarray, weights: np.ndarray) -> float:
+    recalls = [
+        float(weights[gold == c] @ (predicted[gold == c] == c) / weights[gold == c].sum())
+        for c in (0, 1)
+        if (gold == c).any()
+    ]
+    return float(np.mean(recalls)) if recalls else float("nan")
+
+
+def dev_auc(dev: Split, scores: np.ndarray) -> float:
+    """The mean of each dev file's AUC: every file weighs the same in a choice, whatever its size."""
+    files = sorted({r["file"] for r in dev.rows})
+    values = [auc(dev.gold[m], scores[m]) for m in (np.array([r["file"] == f for r in dev.rows]) for f in files)]
+    return float(np.nanmean(values))
+
+
+def best_threshold(gold: np.ndarray, scores: np.ndarray, vetoed: np.ndarray, weights: np.ndarray) -> float:
     candidates = np.unique(np.round(scores, 4))
     best, chosen = -1.0, 0.5
     for cut in candidates:
-        value = balanced_accuracy(gold, ((scores >= cut) & ~vetoed).astype(int))
+        value = weighted_balanced_accuracy(gold, ((scores >= cut) & ~vetoed).astype(int), weights)
         if value > best:
             best, chosen = value, float(cut)
     return chosen
@@ -379,15 +418,31 @@ def main() -> None:
         default=[
             DATA / "train" / "train.jsonl",
             DATA / "train" / "train_en_rag.jsonl",
+            *(DATA / "rag_en" / f"{source}_train.jsonl" for source in RAG_EN),
+            DATA / "injections" / "injections_train.jsonl",
+            PARAPHRASES / "paraphrases_train.jsonl",
         ],
     )
-    parser.add_argument("--dev", type=Path, nargs="+", default=[DATA / "quality" / "dev.jsonl"])
+    parser.add_argument(
+        "--dev",
+        type=Path,
+        nargs="+",
+        default=[
+            DATA / "quality" / "dev.jsonl",
+            *(DATA / "rag_en" / f"{source}_dev.jsonl" for source in RAG_EN),
+            DATA / "injections" / "injections_dev.jsonl",
+            PARAPHRASES / "paraphrases_dev.jsonl",
+        ],
+    )
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
     parser.add_argument(
         "--held-out",
         type=Path,
         nargs="*",
-        default=[],
+        default=[
+            *(DATA / "rag_en" / f"{source}_test.jsonl" for source in RAG_EN),
+            DATA / "injections" / "injections_test.jsonl",
+        ],
         help="more test files (e.g. benchmarks/data/rag_en/lfqa_test.jsonl), each reported in its own rows",
     )
     parser.add_argument("--ragtruth", type=Path, default=DATA / "ragtruth" / "test.jsonl")
@@ -416,6 +471,9 @@ def main() -> None:
             finals.append(load_split("ragtruth_test", args.ragtruth, store))
         except SystemExit as missing:
             print(missing, file=sys.stderr)
+    train, dropped = without_groups_of(train, dev, *finals)
+    if dropped:
+        print(f"{dropped} train rows share a reference group with dev or test: dropped", file=sys.stderr)
     print(f"train {len(train.rows)}/{train.total}, dev {len(dev.rows)}/{dev.total}", file=sys.stderr)
     paraphrased = {
         name: load_split(f"{name} paraphrases", PARAPHRASES / f"paraphrases_{name}.jsonl", store)
@@ -443,7 +501,7 @@ def main() -> None:
         best = None
         for penalty in grid:
             model.fit(train, penalty)
-            value = auc(dev.gold, model.score(dev))
+            value = dev_auc(dev, model.score(dev))
             print(f"{model.name} penalty {penalty}: dev AUC {value:.3f}", file=sys.stderr)
             if best is None or value > best[0]:
                 best = (value, penalty)
@@ -470,7 +528,7 @@ def main() -> None:
     boosts: dict[float, float] = {}
     for boost in DEV_BOOSTS:  # how much a dev row weighs against a train row: by out-of-fold dev AUC
         trial = Model(best_name, use_state=True, use_evidence="evidence" in best_name)
-        boosts[boost] = auc(dev.gold, cross_fitted(trial, train, dev, penalty, boost))
+        boosts[boost] = dev_auc(dev, cross_fitted(trial, train, dev, penalty, boost))
         print(f"refit, dev rows weighing {boost}: out-of-fold dev AUC {boosts[boost]:.3f}", file=sys.stderr)
     boost = max(boosts, key=boosts.__getitem__)
     refit = Model(f"{best_name}, refitted on train + dev", use_state=True, use_evidence="evidence" in best_name)
@@ -479,7 +537,7 @@ def main() -> None:
     dev_ba = {}
     for variant in (refit, refit_veto):
         predicted = variant.predict(dev, oof)
-        dev_ba[variant.name] = balanced_accuracy(dev.gold, predicted)
+        dev_ba[variant.name] = weighted_balanced_accuracy(dev.gold, predicted, file_weights(dev))
         results.append(evaluate(variant.name + " (dev: out of fold)", dev, predicted, oof, SEED))
         for split in finals:
             results.append(evaluate(variant.name, split, variant.predict(split), variant.score(split), SEED))
@@ -487,7 +545,7 @@ def main() -> None:
             "penalty": penalty,
             "dev_row_weight": boost,
             "dev_auc_out_of_fold_by_row_weight": {f"{b:g}": round(v, 4) for b, v in boosts.items()},
-            "dev_auc_out_of_fold": round(auc(dev.gold, oof), 4),
+            "dev_auc_out_of_fold": round(dev_auc(dev, oof), 4),
             "dev_balanced_accuracy_out_of_fold": round(dev_ba[variant.name], 4),
             "thresholds": variant.thresholds,
             "long_thresholds": variant.long_thresholds,
@@ -515,6 +573,7 @@ def main() -> None:
                     flags.setdefault(split.name, {})[f"{lang} {name}"] = round(float(flagged[mask].mean()), 4)
 
     sizes = {s.name: {"extracted": len(s.rows), "rows": s.total} for s in (train, dev, *finals)}
+    sizes["train"]["dropped_sharing_a_group_with_dev_or_test"] = dropped
     timing = {
         "median_seconds_per_pair_up_to_500_tokens": round(float(np.median(dev.seconds[dev.tokens <= 500])), 3),
         "median_tokens": int(np.median(np.concatenate([dev.tokens, test.tokens]))),

@@ -1,10 +1,11 @@
 """Build benchmarks/data/injections/: flawed answers made by rules from faithful ones, one Face4RAG error type each.
 
 Face4RAG builds its benchmark by injecting each error type of its typology into faithful answers (§3.2). Where a
-rule makes the error exactly, it is made here, in English and in Chinese, on the faithful answers of the train
-split (training data) and of the test split (to measure, per type, the share a judge catches): the quality corpus's
-and the long English RAG answers' of LFQA, MTRAG and ARES (benchmarks/data/rag_en/). Each injected
-answer keeps its original's reference, question, source, licence and task, and says its `error_type`:
+rule makes the error exactly, it is made here, in English and in Chinese, on the faithful answers of the train split
+(training data, and a dev split of about a fifth of its reference groups: `split_of`) and of the test split (to
+measure, per type, the share a judge catches): the quality corpus's and the long English RAG answers' of LFQA, MTRAG
+and ARES (benchmarks/data/rag_en/). Each injected answer keeps its original's reference, question, source, licence
+and task, and says its `error_type`:
 
 - `LCaus.` (causal confusion): cause and effect swapped around 因为…所以 / 由于…因此 / because / so / therefore
   ("X because Y" -> "Y because X");
@@ -31,6 +32,7 @@ which a judge should flag anyway.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -444,8 +446,21 @@ def mined(row: dict, taken: Counter[tuple[str, str]]) -> list[dict]:
 _OF_THE_ORIGINAL = frozenset(("sentences", "votes", "reference_chars"))
 
 
+DEV_SHARE = 20  # percent of the train plan's reference groups whose injections make the dev file
+
+
+def split_of(name: str, row: dict) -> str:
+    """`test` for the test plan; for the train plan, `dev` for about DEV_SHARE% of the reference groups (by a
+    stable hash of the group), else `train`. A trainer drops the train rows of a dev group (benchmarks/train_head.py
+    does), so dev's injected answers, their faithful twins and their originals' references are not trained on."""
+    if name == "test":
+        return "test"
+    group = str(row.get("group") or row["reference"])
+    return "dev" if hashlib.sha256(group.encode()).digest()[0] * 100 < DEV_SHARE * 256 else "train"
+
+
 def build() -> dict[str, list[dict]]:
-    files: dict[str, list[dict]] = {"train": [], "test": []}
+    files: dict[str, list[dict]] = {"train": [], "dev": [], "test": []}
     for path, name in PLAN:
         counts: Counter[tuple[str, str]] = Counter()
         taken: Counter[tuple[str, str]] = Counter()
@@ -454,12 +469,13 @@ def build() -> dict[str, list[dict]]:
             row = {key: value for key, value in json.loads(line).items() if key not in _OF_THE_ORIGINAL}
             if row["label"] != "consistent":
                 continue
+            split = split_of(name, row)
             for injected in inject(row):
                 counts[(detect_lang(row["answer"]), injected["error_type"])] += 1
-                files[name].append(injected)
+                files[split].append(injected)
             if row["reference"] not in seen_references:
                 seen_references.add(row["reference"])
-                files[name].extend(mined(row, taken))
+                files[split].extend(mined(row, taken))
         print(
             f"{path.relative_to(ROOT)}: {dict(sorted(counts.items()))}; mined {dict(sorted(taken.items()))}",
             file=sys.stderr,

@@ -1,0 +1,63 @@
+"""How benchmarks/train_head.py weighs its dev files, and how benchmarks/corpus/build_injections.py cuts its dev split:
+every dev file weighs the same in a choice, and no dev group is trained on."""
+
+from __future__ import annotations
+
+import numpy as np
+from benchmarks import train_head
+from benchmarks.corpus import build_injections
+
+
+def split_of(rows: list[tuple[str, int]]) -> train_head.Split:
+    """A split of (file, gold) rows, all English, with nothing extracted but the labels."""
+    n = len(rows)
+    return train_head.Split(
+        name="dev",
+        rows=[
+            {"id": str(i), "lang": "en", "file": f, "group": str(i), "sentences": 1} for i, (f, _) in enumerate(rows)
+        ],
+        state=np.zeros((n, 1)),
+        log_odds=np.zeros(n),
+        p_yes=np.zeros(n),
+        evidence=np.zeros((n, 1)),
+        gold=np.array([g for _, g in rows]),
+        total=n,
+        tokens=np.zeros(n),
+        seconds=np.zeros(n),
+    )
+
+
+def test_a_large_dev_file_does_not_outvote_a_small_one_in_a_thresholds_balanced_accuracy():
+    # "big": 90 faithful, 90 flawed, all judged flawed; "small": 10 and 10, all judged right
+    dev = split_of([("big", 1)] * 90 + [("big", 0)] * 90 + [("small", 1)] * 10 + [("small", 0)] * 10)
+    predicted = np.array([0] * 180 + [1] * 10 + [0] * 10)
+    pooled = train_head.balanced_accuracy(dev.gold, predicted)
+    weighted = train_head.weighted_balanced_accuracy(dev.gold, predicted, train_head.file_weights(dev))
+    assert round(pooled, 4) == 0.55  # faithful recall 10/100, flawed 100/100
+    assert round(weighted, 4) == 0.75  # faithful recall (0 + 1) / 2, flawed (1 + 1) / 2
+
+
+def test_dev_auc_is_the_mean_of_each_files_auc_and_skips_a_file_of_one_label():
+    dev = split_of([("a", 1), ("a", 0), ("b", 1), ("b", 0), ("b", 0), ("paraphrases", 1)])
+    scores = np.array([0.9, 0.1, 0.2, 0.8, 0.1, 0.5])  # a: perfect; b: 1 of 2 pairs right
+    assert train_head.dev_auc(dev, scores) == 0.75
+
+
+def test_the_dev_injections_come_from_a_fifth_of_the_train_groups_and_a_group_stays_whole():
+    rows = [{"group": f"doc-{n}", "reference": "r"} for n in range(2000)]
+    splits = [build_injections.split_of("train", row) for row in rows]
+    assert set(splits) == {"train", "dev"}
+    assert 0.17 < splits.count("dev") / len(rows) < 0.23
+    assert all(build_injections.split_of("train", dict(row)) == s for row, s in zip(rows, splits, strict=True))
+    assert {build_injections.split_of("test", row) for row in rows} == {"test"}
+
+
+def test_a_train_row_sharing_a_group_with_dev_or_test_is_not_trained_on():
+    train = split_of([("train", 1), ("train", 0), ("train", 1)])
+    dev = split_of([("dev", 1)])  # group "0"
+    test = split_of([("test", 0), ("test", 1), ("test", 0)])
+    test.rows[2]["group"] = "unrelated"
+    test.rows[1]["group"] = "2"
+    kept, dropped = train_head.without_groups_of(train, dev, test)
+    assert dropped == 2 and [r["id"] for r in kept.rows] == ["1"] and kept.total == 1
+    assert list(kept.gold) == [0]
