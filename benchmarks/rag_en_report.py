@@ -93,6 +93,24 @@ def answers(head: Head, split: Split, path: Path, store: dict[str, Any], rng: np
     }
 
 
+def below_twin(into: dict[str, str], types: dict[str, str], probability: dict[str, float]) -> dict[str, Any]:
+    """Per error type, how often the injected answer gets a lower P(faithful) than the faithful answer it was made
+    from (ties count half) and the median drop: whether the head tells the two apart at all, whatever the
+    threshold."""
+    drops: dict[str, list[float]] = {}
+    for injected, original in into.items():
+        if injected in probability and original in probability:
+            drops.setdefault(types[injected], []).append(probability[original] - probability[injected])
+    return {
+        kind: {
+            "pairs": len(values),
+            "ranked_below": round(float(np.mean(np.sign(values)) / 2 + 0.5), 4),
+            "median_drop": round(float(np.median(values)), 4),
+        }
+        for kind, values in sorted(drops.items())
+    }
+
+
 def injections(
     head: Head, split: Split, types: dict[str, str], originals: np.ndarray | None, rng: np.random.Generator
 ) -> dict[str, Any]:
@@ -118,15 +136,28 @@ def injected_errors(head: Head, paths: dict[str, Path], store: dict[str, Any]) -
     """The injections part of the report, with the faithful answers the injections were made from."""
     types = {row["id"]: row.get("error_type") for row in rows_of(INJECTIONS)}
     injected = loaded("injections", INJECTIONS, store)
-    into = {row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}
+    made_from = {row["id"]: row["injected_into"] for row in rows_of(INJECTIONS) if row.get("injected_into")}
+    into = set(made_from.values())
     originals = []  # passed or not, each faithful answer an injection was made from, as the head decides it
-    for path in (QUALITY_TEST, *paths.values()):
-        split = loaded(path.stem, path, store)
-        if split is not None:
-            chosen = np.array([r["id"] in into for r in split.rows])
-            originals.append(decisions(head, split, path, store)[0][chosen])
+    probability: dict[str, float] = {}  # P(faithful) of every injected answer and every answer one was made from
+    for path, split in (
+        (INJECTIONS, injected),
+        *((p, loaded(p.stem, p, store)) for p in (QUALITY_TEST, *paths.values())),
+    ):
+        if split is None:
+            continue
+        passed, scores = decisions(head, split, path, store)
+        chances = 1 / (1 + np.exp(-(scores + head.bias)))  # a head that reads no sentences: scores are logits
+        probability.update(zip([r["id"] for r in split.rows], chances.tolist(), strict=True))
+        if path != INJECTIONS:
+            originals.append(passed[np.array([r["id"] in into for r in split.rows])])
     found = np.concatenate(originals) if originals else None
-    return injections(head, injected, types, found, fresh()) if injected else {"extracted": 0}
+    if injected is None:
+        return {"extracted": 0}
+    return {
+        **injections(head, injected, types, found, fresh()),
+        "below_twin": below_twin(made_from, types, probability),
+    }
 
 
 def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rng: np.random.Generator) -> dict:
@@ -249,7 +280,10 @@ def loaded(name: str, path: Path, store: dict[str, Any]) -> Split | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--head", type=Path, default=None, help="a head file (default: the shipped one)")
-    parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
+    parser.add_argument("--write", action="store_true", help="write the report to --out")
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS, help=f"where --write writes (default {RESULTS.relative_to(ROOT)})"
+    )
     args = parser.parse_args()
     head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
@@ -267,12 +301,13 @@ def main() -> None:
     found_lfqa = localisation(head, paths["lfqa"], lfqa, store, fresh()) if lfqa else {"answers": 0}
     report["localisation_lfqa"] = found_lfqa
     report["extraction"] = cost(list(paths.values()), store)
-    report["provenance"] = provenance(data=files(*paths.values(), INJECTIONS, QUALITY_TEST))
+    heads = (args.head,) if args.head else ()
+    report["provenance"] = provenance(data=files(*paths.values(), INJECTIONS, QUALITY_TEST, *heads))
     text = json.dumps(report, indent=1, ensure_ascii=False)
     print(text)
     if args.write:
-        RESULTS.write_text(text + "\n", encoding="utf-8")
-        print(f"written to {RESULTS}", file=sys.stderr)
+        args.out.write_text(text + "\n", encoding="utf-8")
+        print(f"written to {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -76,23 +76,41 @@ FIGURES: list[Figure] = [
     Figure(
         PAGE,
         "trained_head_rag_en.json",
-        "({sizes.train.extracted:,} of the {sizes.train.rows:,} train\nrows extracted;",
+        "({sizes.train.extracted:,} of the {sizes.train.rows:,} train rows extracted;",
     ),
     Figure(
         PAGE,
         "trained_head_rag_en.json",
-        "judges LFQA at\n{results[split=lfqa_test][method=@choice.shipped].balanced_accuracy!i}, MTRAG at "
+        "judges LFQA at {results[split=lfqa_test][method=@choice.shipped].balanced_accuracy!i}, MTRAG at "
         "{results[split=mtrag_test][method=@choice.shipped].balanced_accuracy!i} and ARES at "
         "{results[split=ares_test][method=@choice.shipped].balanced_accuracy!i}, and the quality corpus's test split "
-        "at\n{results[split=test][method=@choice.shipped].balanced_accuracy!i}.",
+        "at {results[split=test][method=@choice.shipped].balanced_accuracy!i}. It passes "
+        "{paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the test split's faithful "
+        "paraphrases, where the shipped head passes "
+        "{paraphrases_passed[test paraphrases][the head shipped before this run].all.value!p:.1f}%,",
     ),
     Figure(
         PAGE,
-        "trained_head_rag_en.json",
-        "it passes {paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the test split's "
-        "faithful paraphrases, the shipped\nhead "
-        "{paraphrases_passed[test paraphrases][the head shipped before this run].all.value!p:.1f}%. Its balanced "
-        "accuracy on the injected test rows is "
-        "{results[split=injections_test][method=@choice.shipped].balanced_accuracy.value!p:.1f}.",
+        "rag_en_report_candidate.json",
+        "it catches {injections.by_type[KCont.].all.value!p:.1f}% of the injected negations and "
+        "{injections.by_type[LCaus.].all.value!p:.1f}% of the reversed causes",
+    ),
+    Figure(
+        PAGE,
+        "trained_head_injections_dev.json",
+        "the quality test split fell to {results[split=test][method=@choice.shipped].balanced_accuracy.value!p:.1f}.",
+    ),
+    Figure(
+        PAGE,
+        "rag_en_report.json",
+        "The shipped head gives a reversed cause a lower P(faithful) than its original in "
+        "{injections.below_twin[LCaus.].ranked_below!p:.1f}% of {injections.below_twin[LCaus.].pairs} pairs, but "
+        "lowers it by {injections.below_twin[LCaus.].median_drop:.3f} at the median",
+    ),
+    Figure(
+        PAGE,
+        "rag_en_report_candidate.json",
+        "candidate above lowers it by {injections.below_twin[LCaus.].median_drop:.3f} "
+        "({injections.below_twin[LCaus.].ranked_below!p:.1f}% of pairs)",
     ),
 ]
