@@ -53,7 +53,6 @@ from ragfacts.text import split_sentences
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 PARAPHRASES = DATA / "paraphrases"  # benchmarks/corpus/build_paraphrases.py
-RAG_EN = ("lfqa", "mtrag", "ares")  # benchmarks/data/rag_en/: long English RAG answers, split by document
 HEAD_FILE = ROOT / "src" / "ragfacts" / "heads" / "qwen2.5-coder-1.5b-instruct-q4_k_m.json"
 # The L2 strengths tried. None below 300: the model's forward pass is not bit-stable (the same prompt evaluated after
 # a different KV prefix moves P(Yes) by up to ~0.05 and state components by up to ~1), and weaker heads amplify
@@ -415,34 +414,17 @@ def main() -> None:
         "--train",
         type=Path,
         nargs="+",
-        default=[
-            DATA / "train" / "train.jsonl",
-            DATA / "train" / "train_en_rag.jsonl",
-            *(DATA / "rag_en" / f"{source}_train.jsonl" for source in RAG_EN),
-            DATA / "injections" / "injections_train.jsonl",
-            PARAPHRASES / "paraphrases_train.jsonl",
-        ],
+        default=[DATA / "train" / "train.jsonl", DATA / "train" / "train_en_rag.jsonl"],
+        help="the shipped head's; a head for long English RAG answers adds the RAG, injections and paraphrases train "
+        "files (docs/results/long-answers.md gives the command)",
     )
-    parser.add_argument(
-        "--dev",
-        type=Path,
-        nargs="+",
-        default=[
-            DATA / "quality" / "dev.jsonl",
-            *(DATA / "rag_en" / f"{source}_dev.jsonl" for source in RAG_EN),
-            DATA / "injections" / "injections_dev.jsonl",
-            PARAPHRASES / "paraphrases_dev.jsonl",
-        ],
-    )
+    parser.add_argument("--dev", type=Path, nargs="+", default=[DATA / "quality" / "dev.jsonl"])
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
     parser.add_argument(
         "--held-out",
         type=Path,
         nargs="*",
-        default=[
-            *(DATA / "rag_en" / f"{source}_test.jsonl" for source in RAG_EN),
-            DATA / "injections" / "injections_test.jsonl",
-        ],
+        default=[],
         help="more test files (e.g. benchmarks/data/rag_en/lfqa_test.jsonl), each reported in its own rows",
     )
     parser.add_argument("--ragtruth", type=Path, default=DATA / "ragtruth" / "test.jsonl")

@@ -24,7 +24,7 @@ Chinese, and each is checked before it is kept:
 
 Only rows labelled consistent are rewritten; each paraphrase keeps its original's id (suffixed ``:para``),
 reference, question, source, licence and task, so it stays on its original's side of every split. The train
-paraphrases are training data for the head (benchmarks/train_head.py adds them to its train files); the dev and
+paraphrases are training data for a head (pass them to benchmarks/train_head.py's --train); the dev and
 test paraphrases are read only to measure the share of faithful paraphrases a head passes (chosen on dev, reported
 on test), never trained on.
 
