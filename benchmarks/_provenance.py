@@ -14,11 +14,15 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# When this module was first imported: a benchmark imports it with its other imports, before it runs anything, so
+# `provenance()` can say how long the run took.
+_STARTED = time.monotonic()
 
 
 def command_line() -> str:
@@ -72,11 +76,13 @@ def provenance(command: str | None = None, data: Mapping[str, Path | bytes] | No
         data: what the figures were computed from, by name: a file, or the bytes of data made on the fly.
 
     Returns:
-        {"command", "commit", "data": {name: SHA-256}, "machine": {"cores", "cpu", "python"}}.
+        {"command", "commit", "data": {name: SHA-256}, "machine": {"cores", "cpu", "python"}, "wall_s"}: `wall_s`
+        is the seconds from this module's import to this call, the run's wall time when called as it ends.
     """
     return {
         "command": command or command_line(),
         "commit": commit(),
         "data": {name: sha256_of(source) for name, source in (data or {}).items()},
         "machine": machine(),
+        "wall_s": round(time.monotonic() - _STARTED, 1),
     }

@@ -168,7 +168,10 @@ NOT_MEASURED: list[Listed] = [
 # Measurements that no file in benchmarks/results/ holds: `why` names what would produce one. Each is a debt: when
 # its script writes a results file, declare the figure in `_gen.figures_*` and delete the entry.
 _COMPILE = "`time pip install llama-cpp-python` compiling from source on 2 cores; no script records it"
-_WALL = "'s total wall time; the script does not write it to its results file (performance.py's total_s does)"
+_WALL = (
+    "'s total wall time; its results file does not hold it yet (its next run records it: provenance's wall_s, "
+    "as performance.py's total_s)"
+)
 NO_RESULTS_FILE: list[Listed] = [
     Listed(README, "about 10 to 15 minutes on 2 cores", _COMPILE),
     Listed("docs/index.md", "about 10 to 15 minutes on 2 cores", _COMPILE),
