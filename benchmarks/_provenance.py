@@ -68,6 +68,11 @@ def files(*paths: Path) -> dict[str, Path]:
     return named
 
 
+def elapsed() -> float:
+    """Seconds since this module was first imported: a run's wall time so far."""
+    return round(time.monotonic() - _STARTED, 1)
+
+
 def provenance(command: str | None = None, data: Mapping[str, Path | bytes] | None = None) -> dict[str, Any]:
     """The provenance block of a results file.
 
@@ -77,12 +82,13 @@ def provenance(command: str | None = None, data: Mapping[str, Path | bytes] | No
 
     Returns:
         {"command", "commit", "data": {name: SHA-256}, "machine": {"cores", "cpu", "python"}, "wall_s"}: `wall_s`
-        is the seconds from this module's import to this call, the run's wall time when called as it ends.
+        is `elapsed()` at this call, the run's wall time when called as it ends (a script that takes its provenance
+        before it measures sets "wall_s" again from `elapsed()` as it writes).
     """
     return {
         "command": command or command_line(),
         "commit": commit(),
         "data": {name: sha256_of(source) for name, source in (data or {}).items()},
         "machine": machine(),
-        "wall_s": round(time.monotonic() - _STARTED, 1),
+        "wall_s": elapsed(),
     }

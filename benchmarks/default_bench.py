@@ -89,7 +89,9 @@ def main() -> None:
         "intervals": {"bench": interval(truth, passed_bench), "replay": interval(truth, passed_replay)},
         "generated_tokens": sum(line["outcome"]["usage"]["completion_tokens"] for line in lines),
     }
-    whole = len(lines) == len(gold)
+    whole = args.sample >= len(gold)
+    if whole and len(lines) < len(gold):
+        sys.exit(f"{args.run}: {len(lines)} of {len(gold)} rows have results; rerun to resume")
     (OUT_ALL if whole else OUT).write_text(json.dumps(figures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(figures, ensure_ascii=False, indent=2))
 

@@ -235,7 +235,7 @@ def main() -> None:
     if args.child:
         child(args.child, args.url, args.data, args.concurrency)
         return
-    from _provenance import provenance
+    from _provenance import elapsed, provenance
     from performance import byte_compile, rows
 
     byte_compile()  # ragfacts as installed, as the peers are (see performance.py)
@@ -253,7 +253,7 @@ def main() -> None:
         package: version(package) for package in ("ragfacts", "ragas", "deepeval", "langchain-openai", "openai")
     }
     report = {
-        "provenance": made_from,
+        "provenance": {**made_from, "wall_s": elapsed()},
         "command": "python benchmarks/peers_speed.py" + "".join(f" {a}" for a in sys.argv[1:]),
         "answers": args.answers,
         "concurrency": args.concurrency,

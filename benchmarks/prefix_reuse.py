@@ -49,7 +49,7 @@ from typing import Any
 
 import llama_cpp
 from _llama_timing import CallTimer, chat_tokens, common_prefix, totals
-from _provenance import files, provenance
+from _provenance import elapsed, files, provenance
 
 from ragfacts.datasets.dataset import Dataset
 from ragfacts.items import Item
@@ -303,6 +303,7 @@ def main() -> None:
         raise SystemExit(f"no item {args.item!r} in {args.data}")
     made_from = provenance(data=files(args.data))
     report = {"provenance": made_from, **asyncio.run(measure(gguf, items, chosen, args, timed=not args.no_model))}
+    made_from["wall_s"] = elapsed()
     report["data"] = str(args.data)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -96,12 +96,15 @@ def answers(head: Head, split: Split, path: Path, store: dict[str, Any], rng: np
 def below_twin(into: dict[str, str], types: dict[str, str], probability: dict[str, float]) -> dict[str, Any]:
     """Per error type, how often the injected answer gets a lower P(faithful) than the faithful answer it was made
     from (ties count half) and the median drop: whether the head tells the two apart at all, whatever the
-    threshold."""
+    threshold. Beside them, how far P(faithful) spreads over those faithful answers (its interquartile range), which
+    a threshold has to cut through."""
+    originals = [probability[o] for o in set(into.values()) if o in probability]
+    low, high = np.percentile(originals, [25, 75]) if originals else (float("nan"), float("nan"))
     drops: dict[str, list[float]] = {}
     for injected, original in into.items():
         if injected in probability and original in probability:
             drops.setdefault(types[injected], []).append(probability[original] - probability[injected])
-    return {
+    by_type = {
         kind: {
             "pairs": len(values),
             "ranked_below": round(float(np.mean(np.sign(values)) / 2 + 0.5), 4),
@@ -109,6 +112,7 @@ def below_twin(into: dict[str, str], types: dict[str, str], probability: dict[st
         }
         for kind, values in sorted(drops.items())
     }
+    return {**by_type, "faithful_originals": {"n": len(originals), "iqr": round(float(high - low), 4)}}
 
 
 def injections(
@@ -147,7 +151,8 @@ def injected_errors(head: Head, paths: dict[str, Path], store: dict[str, Any]) -
         if split is None:
             continue
         passed, scores = decisions(head, split, path, store)
-        chances = 1 / (1 + np.exp(-(scores + head.bias)))  # a head that reads no sentences: scores are logits
+        # a head that reads sentences scores by probability already; the others by logit, less the bias
+        chances = scores if head.sentences else 1 / (1 + np.exp(-(scores + head.bias)))
         probability.update(zip([r["id"] for r in split.rows], chances.tolist(), strict=True))
         if path != INJECTIONS:
             originals.append(passed[np.array([r["id"] in into for r in split.rows])])

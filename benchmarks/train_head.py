@@ -28,6 +28,7 @@ if it raises that. Test is read once, after every choice. Intervals: bootstrap 9
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections import Counter, defaultdict
@@ -138,6 +139,7 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
                 "licence": row.get("licence"),
                 "sentences": sentences,
                 "file": path.stem,
+                "reference_sha": hashlib.sha256((item.reference or "").encode()).hexdigest(),
             }
         )
         states.append(found["state"])
@@ -164,11 +166,12 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
 
 
 def without_groups_of(train: Split, *others: Split) -> tuple[Split, int]:
-    """`train` without its rows that share a reference group with any of `others`, and how many were dropped. Dev's
+    """`train` without its rows that share a reference group or a reference text with any of `others` (quality rows
+    have no group: their reference is their group), and how many were dropped. Dev's
     injections are cut from train references (benchmarks/corpus/build_injections.py), and nothing a choice is made
     on or a figure reported on may be trained on."""
-    apart = {r["group"] for split in others for r in split.rows}
-    shared = np.array([r["group"] in apart for r in train.rows])
+    apart = {key for split in others for r in split.rows for key in (r["group"], r["reference_sha"])}
+    shared = np.array([r["group"] in apart or r["reference_sha"] in apart for r in train.rows])
     if not shared.any():
         return train, 0
     kept = subset(train, ~shared, train.name)
@@ -239,16 +242,20 @@ class Model:
         scores = self.score(dev) if scores is None else scores
         vetoed = evidence_flags(dev) if self.veto else np.zeros(len(dev.rows), dtype=bool)
         long = np.array([r["sentences"] >= LONG_FROM for r in dev.rows])
-        weights = file_weights(dev)
         self.thresholds, self.long_thresholds = {}, {}
         for lang in ("en", "zh"):
             mask = np.array([r["lang"] == lang for r in dev.rows])
             counts = [int((dev.gold[mask & long] == label).sum()) for label in (0, 1)]
             if min(counts) >= LONG_MIN and (mask & ~long).any():
-                both = mask & long
-                self.long_thresholds[lang] = best_threshold(dev.gold[both], scores[both], vetoed[both], weights[both])
+                self.long_thresholds[lang] = self._best(dev, scores, vetoed, mask & long)
                 mask &= ~long
-            self.thresholds[lang] = best_threshold(dev.gold[mask], scores[mask], vetoed[mask], weights[mask])
+            self.thresholds[lang] = self._best(dev, scores, vetoed, mask)
+
+    @staticmethod
+    def _best(dev: Split, scores: np.ndarray, vetoed: np.ndarray, mask: np.ndarray) -> float:
+        """The threshold with the best file-weighted balanced accuracy over the rows of `mask`."""
+        rows = [r for r, keep in zip(dev.rows, mask, strict=True) if keep]
+        return best_threshold(dev.gold[mask], scores[mask], vetoed[mask], file_weights(rows, dev.gold[mask]))
 
     def cuts(self, split: Split) -> np.ndarray:
         """Each row's threshold: its language's, or its language's long answers' where it is long."""
@@ -357,11 +364,13 @@ def evidence_flags(split: Split) -> np.ndarray:
     return split.evidence[:, flags].max(axis=1) > 0
 
 
-def file_weights(split: Split) -> np.ndarray:
-    """Each row weighs 1 / the rows of its file, language and label: on dev, each file weighs the same in a
-    threshold's balanced accuracy, whatever its size (an injections file of 800 rows does not outvote 200 answers)."""
-    counts = Counter((r["file"], r["lang"], int(g)) for r, g in zip(split.rows, split.gold, strict=True))
-    return np.array([1.0 / counts[(r["file"], r["lang"], int(g))] for r, g in zip(split.rows, split.gold, strict=True)])
+def file_weights(rows: list[dict[str, Any]], gold: np.ndarray) -> np.ndarray:
+    """Each row weighs 1 / the rows of its file and label among `rows`: each file weighs the same in a balanced
+    accuracy over them, whatever its size (an injections file of 800 rows does not outvote 200 answers). Pass the
+    rows a threshold is chosen on (one language, long or short answers): weights are relative to them. With one
+    file this is the plain balanced accuracy."""
+    counts = Counter((r["file"], int(g)) for r, g in zip(rows, gold, strict=True))
+    return np.array([1.0 / counts[(r["file"], int(g))] for r, g in zip(rows, gold, strict=True)])
 
 
 def weighted_balanced_accuracy(gold: np.ndarray, predicted: np.ndarray, weights: np.ndarray) -> float:
@@ -416,7 +425,7 @@ def main() -> None:
         nargs="+",
         default=[DATA / "train" / "train.jsonl", DATA / "train" / "train_en_rag.jsonl"],
         help="the shipped head's; a head for long English RAG answers adds the RAG, injections and paraphrases train "
-        "files (docs/results/long-answers.md gives the command)",
+        "files (its whole command: benchmarks/results/trained_head_rag_en.json's provenance)",
     )
     parser.add_argument("--dev", type=Path, nargs="+", default=[DATA / "quality" / "dev.jsonl"])
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
@@ -519,7 +528,7 @@ def main() -> None:
     dev_ba = {}
     for variant in (refit, refit_veto):
         predicted = variant.predict(dev, oof)
-        dev_ba[variant.name] = weighted_balanced_accuracy(dev.gold, predicted, file_weights(dev))
+        dev_ba[variant.name] = weighted_balanced_accuracy(dev.gold, predicted, file_weights(dev.rows, dev.gold))
         results.append(evaluate(variant.name + " (dev: out of fold)", dev, predicted, oof, SEED))
         for split in finals:
             results.append(evaluate(variant.name, split, variant.predict(split), variant.score(split), SEED))

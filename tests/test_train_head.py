@@ -14,7 +14,8 @@ def split_of(rows: list[tuple[str, int]]) -> train_head.Split:
     return train_head.Split(
         name="dev",
         rows=[
-            {"id": str(i), "lang": "en", "file": f, "group": str(i), "sentences": 1} for i, (f, _) in enumerate(rows)
+            {"id": str(i), "lang": "en", "file": f, "group": str(i), "reference_sha": f"{f} {i}", "sentences": 1}
+            for i, (f, _) in enumerate(rows)
         ],
         state=np.zeros((n, 1)),
         log_odds=np.zeros(n),
@@ -32,7 +33,7 @@ def test_a_large_dev_file_does_not_outvote_a_small_one_in_a_thresholds_balanced_
     dev = split_of([("big", 1)] * 90 + [("big", 0)] * 90 + [("small", 1)] * 10 + [("small", 0)] * 10)
     predicted = np.array([0] * 180 + [1] * 10 + [0] * 10)
     pooled = train_head.balanced_accuracy(dev.gold, predicted)
-    weighted = train_head.weighted_balanced_accuracy(dev.gold, predicted, train_head.file_weights(dev))
+    weighted = train_head.weighted_balanced_accuracy(dev.gold, predicted, train_head.file_weights(dev.rows, dev.gold))
     assert round(pooled, 4) == 0.55  # faithful recall 10/100, flawed 100/100
     assert round(weighted, 4) == 0.75  # faithful recall (0 + 1) / 2, flawed (1 + 1) / 2
 
@@ -43,12 +44,26 @@ def test_dev_auc_is_the_mean_of_each_files_auc_and_skips_a_file_of_one_label():
     assert train_head.dev_auc(dev, scores) == 0.75
 
 
+def test_a_file_weighs_the_same_among_the_rows_a_threshold_is_chosen_on():
+    # among long answers, "quality" has 1 faithful and 1 flawed, "lfqa" 9 and 9: each file's recall counts half
+    rows = [("quality", 1), ("quality", 0)] + [("lfqa", 1)] * 9 + [("lfqa", 0)] * 9
+    dev = split_of(rows)
+    weights = train_head.file_weights(dev.rows, dev.gold)
+    assert weights[0] == 1.0 and weights[2] == 1 / 9
+    predicted = np.array([0, 0] + [1] * 9 + [0] * 9)  # quality's faithful answer flagged, lfqa all right
+    assert round(train_head.weighted_balanced_accuracy(dev.gold, predicted, weights), 9) == 0.75
+
+
 def test_the_dev_injections_come_from_a_fifth_of_the_train_groups_and_a_group_stays_whole():
-    rows = [{"group": f"doc-{n}", "reference": "r"} for n in range(2000)]
+    rows = [{"group": f"doc-{n}", "reference": f"reference {n}"} for n in range(2000)]
     splits = [build_injections.split_of("train", row) for row in rows]
     assert set(splits) == {"train", "dev"}
     assert 0.17 < splits.count("dev") / len(rows) < 0.23
-    assert all(build_injections.split_of("train", dict(row)) == s for row, s in zip(rows, splits, strict=True))
+    # another answer, another reference text, the same group: the same split
+    assert all(
+        build_injections.split_of("train", {"group": row["group"], "reference": "other", "id": "x"}) == s
+        for row, s in zip(rows, splits, strict=True)
+    )
     assert {build_injections.split_of("test", row) for row in rows} == {"test"}
 
 
@@ -61,3 +76,11 @@ def test_a_train_row_sharing_a_group_with_dev_or_test_is_not_trained_on():
     kept, dropped = train_head.without_groups_of(train, dev, test)
     assert dropped == 2 and [r["id"] for r in kept.rows] == ["1"] and kept.total == 1
     assert list(kept.gold) == [0]
+
+
+def test_a_train_row_with_a_dev_rows_reference_is_not_trained_on_though_their_groups_differ():
+    train = split_of([("train", 1), ("train", 0)])
+    dev = split_of([("dev", 1)])
+    dev.rows[0]["group"], dev.rows[0]["reference_sha"] = "a reference text as its group", train.rows[1]["reference_sha"]
+    kept, dropped = train_head.without_groups_of(train, dev)
+    assert dropped == 1 and [r["id"] for r in kept.rows] == ["0"]

@@ -98,14 +98,16 @@ FIGURES: list[Figure] = [
     Figure(
         PAGE,
         "trained_head_injections_dev.json",
-        "the quality test split fell to {results[split=test][method=@choice.shipped].balanced_accuracy.value!p:.1f}.",
+        "the quality test split scored {results[split=test][method=@choice.shipped].balanced_accuracy.value!p:.1f},",
     ),
     Figure(
         PAGE,
         "rag_en_report.json",
         "The shipped head gives a reversed cause a lower P(faithful) than its original in "
         "{injections.below_twin[LCaus.].ranked_below!p:.1f}% of {injections.below_twin[LCaus.].pairs} pairs, but "
-        "lowers it by {injections.below_twin[LCaus.].median_drop:.3f} at the median",
+        "lowers it by {injections.below_twin[LCaus.].median_drop:.3f} at the median, while the P(faithful) of the "
+        "faithful answers the injections were made from spreads over "
+        "{injections.below_twin.faithful_originals.iqr:.3f} between its quartiles;",
     ),
     Figure(
         PAGE,
