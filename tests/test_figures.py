@@ -197,6 +197,7 @@ def test_the_provenance_helper_records_the_command_the_commit_the_data_and_the_m
         "generated": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
     }
     assert made["machine"]["cores"] >= 1 and set(made["machine"]) == {"cores", "cpu", "python"}
+    assert isinstance(made["wall_s"], float) and made["wall_s"] >= 0  # the run's wall time, when called at its end
     assert _provenance.files(ROOT / "benchmarks" / "data" / "quality" / "test.jsonl") == {
         "benchmarks/data/quality/test.jsonl": ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
     }
@@ -213,4 +214,22 @@ def test_the_shipped_default_run_end_to_end_agrees_with_the_replay_its_figures_c
     assert head is not None and compared["head_digest"] == head.digest, "rerun benchmarks/default_bench.py"
     assert compared["replayed"] == compared["rows"] >= 60
     assert compared["labels_agreeing"] >= 0.9 * compared["replayed"]
+    assert compared["generated_tokens"] == 0
+
+
+def test_the_shipped_defaults_accuracy_on_the_whole_test_split_is_reproduced_by_ragfacts_bench() -> None:
+    """`ragfacts bench` on all of the test split (benchmarks/default_bench.py --sample 365): the balanced accuracy the
+    README states, which benchmarks/train_head.py computes by replaying stored states, is the replay's here, and the
+    run's own balanced accuracy lies within the replay's bootstrap interval."""
+    from ragfacts.methods.precision.head import shipped_head
+    from ragfacts.models.local.embedded import DEFAULT_MODEL
+
+    compared = json.loads((RESULTS / "default_bench_all.json").read_text(encoding="utf-8"))
+    head = shipped_head(DEFAULT_MODEL.sha256)
+    assert head is not None and compared["head_digest"] == head.digest, "rerun benchmarks/default_bench.py --sample 365"
+    test_rows = (ROOT / "benchmarks" / "data" / "quality" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    assert compared["rows"] == compared["replayed"] == len(test_rows)
+    replay, bench = compared["intervals"]["replay"], compared["intervals"]["bench"]
+    assert replay["value"] == head.training["test"]["balanced_accuracy"]["value"]
+    assert replay["low"] <= bench["value"] <= replay["high"]
     assert compared["generated_tokens"] == 0

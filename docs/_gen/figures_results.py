@@ -161,6 +161,13 @@ FIGURES: list[Figure] = [
     ),
     Figure(
         "docs/results/precision.md",
+        "default_bench_all.json",
+        "On all {rows} answers of the test split, `ragfacts bench` scores {intervals.bench!i} against the replay's "
+        "{intervals.replay!i}, the figure above, with the same label on {labels_agreeing} of them and nothing "
+        "generated",
+    ),
+    Figure(
+        "docs/results/precision.md",
         "default_bench.json",
         "run end to end by `ragfacts bench` on {rows} answers of the test split, gives the label the replay gives on "
         "{labels_agreeing} of them (P(faithful) differs by {probability_difference.median:.3f} at the median, "
