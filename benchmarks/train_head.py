@@ -394,7 +394,7 @@ def best_threshold(gold: np.ndarray, scores: np.ndarray, vetoed: np.ndarray, wei
     best, chosen = -1.0, 0.5
     for cut in candidates:
         value = weighted_balanced_accuracy(gold, ((scores >= cut) & ~vetoed).astype(int), weights)
-        if value > best:
+        if value > best + 1e-12:  # a tie keeps the lower cut, whatever the weights' rounding
             best, chosen = value, float(cut)
     return chosen
 
@@ -528,7 +528,10 @@ def main() -> None:
     dev_ba = {}
     for variant in (refit, refit_veto):
         predicted = variant.predict(dev, oof)
-        dev_ba[variant.name] = weighted_balanced_accuracy(dev.gold, predicted, file_weights(dev.rows, dev.gold))
+        # rounded: a tie keeps the head without the veto, whatever the weights' rounding
+        dev_ba[variant.name] = round(
+            weighted_balanced_accuracy(dev.gold, predicted, file_weights(dev.rows, dev.gold)), 12
+        )
         results.append(evaluate(variant.name + " (dev: out of fold)", dev, predicted, oof, SEED))
         for split in finals:
             results.append(evaluate(variant.name, split, variant.predict(split), variant.score(split), SEED))
