@@ -11,14 +11,15 @@ evidence features of every pair (ragfacts.evidence), and compares on the quality
 - `state head`: a logistic head over the 1,536-number state and the log-odds;
 - `state + evidence head`: both; each head also `+ evidence veto` (an evidence flag overrides the score).
 
-Heads are fitted on the train files (a train row sharing a reference group with dev or test is dropped); the L2
-strength by dev AUC, the thresholds per language by dev balanced accuracy (both with each dev file weighing the
-same: the mean of the files' AUCs, each row weighing 1 / its file's rows of its language and label) (long answers,
-of 3 sentences or more, their own per language where dev has enough of them: `LONG_FROM`, `LONG_MIN`). The head that
-ships is then refitted on train + dev with the chosen features and strength: how much a dev row weighs (it is the
-distribution the head is for) is chosen by out-of-fold dev AUC (5 folds grouped by reference document, each scored
-by a head fitted on train + the other folds), its thresholds by out-of-fold dev balanced accuracy, and the veto kept
-if it raises that. Test is read once, after every choice. Intervals: bootstrap 95%, 2,000 resamples of items.
+Heads are fitted on the train files (a train row sharing a reference group or text with dev or test is dropped); the
+L2 strength by dev AUC, the thresholds per language by dev balanced accuracy, long answers (of 3 sentences or more)
+their own per language where dev has enough of them (`LONG_FROM`, `LONG_MIN`). In both choices each dev file weighs
+the same: the mean of the files' AUCs; each row weighing 1 / its file's rows of its label among the rows a threshold
+is chosen on. The head that ships is then refitted on train + dev with the chosen features and strength: how much a
+dev row weighs (it is the distribution the head is for) is chosen by out-of-fold dev AUC (5 folds grouped by
+reference document, each scored by a head fitted on train + the other folds), its thresholds by out-of-fold dev
+balanced accuracy, and the veto kept if it raises that. Test is read once, after every choice.
+Intervals: bootstrap 95%, 2,000 resamples of items.
 
     python benchmarks/train_head.py [--write-head] [--out benchmarks/results/trained_head.json]
         [--train FILE ...] [--dev FILE ...] [--held-out FILE ...]
@@ -167,9 +168,9 @@ def load_split(name: str, path: Path, store: dict[str, dict[str, Any]]) -> Split
 
 def without_groups_of(train: Split, *others: Split) -> tuple[Split, int]:
     """`train` without its rows that share a reference group or a reference text with any of `others` (quality rows
-    have no group: their reference is their group), and how many were dropped. Dev's
-    injections are cut from train references (benchmarks/corpus/build_injections.py), and nothing a choice is made
-    on or a figure reported on may be trained on."""
+    have no group: their reference is their group), and how many were dropped. Dev's injections are cut from train
+    references (benchmarks/corpus/build_injections.py), and nothing a choice is made on or a figure reported on may
+    be trained on."""
     apart = {key for split in others for r in split.rows for key in (r["group"], r["reference_sha"])}
     shared = np.array([r["group"] in apart or r["reference_sha"] in apart for r in train.rows])
     if not shared.any():
@@ -464,7 +465,7 @@ def main() -> None:
             print(missing, file=sys.stderr)
     train, dropped = without_groups_of(train, dev, *finals)
     if dropped:
-        print(f"{dropped} train rows share a reference group with dev or test: dropped", file=sys.stderr)
+        print(f"{dropped} train rows share a reference with dev or test: dropped", file=sys.stderr)
     print(f"train {len(train.rows)}/{train.total}, dev {len(dev.rows)}/{dev.total}", file=sys.stderr)
     paraphrased = {
         name: load_split(f"{name} paraphrases", PARAPHRASES / f"paraphrases_{name}.jsonl", store)
