@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _provenance import provenance  # noqa: E402
+from _provenance import elapsed, provenance  # noqa: E402
 from latency_server import start  # noqa: E402
 from performance import KEY, byte_compile, timed, write_rows  # noqa: E402
 
@@ -72,7 +72,7 @@ def measure(revision: str, pairs: int) -> dict[str, Any]:
     medians = {version: median(values) for version, values in seconds.items()}
     cpu_medians = {version: median(values) for version, values in cpu.items()}
     return {
-        "provenance": made_from,
+        "provenance": {**made_from, "wall_s": elapsed()},
         "command": f"python benchmarks/cached_against.py {revision} --pairs {pairs}",
         "answers": ANSWERS,
         "revision": revision,

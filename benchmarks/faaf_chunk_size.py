@@ -28,7 +28,7 @@ from ragfacts.runs.rundir import RunDir
 from ragfacts.runtime import Runtime, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _provenance import files, provenance
+from _provenance import elapsed, files, provenance
 
 
 def items_with_facts(recall_run: Path) -> list[dict[str, Any]]:
@@ -94,7 +94,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     made_from = provenance(data=files(args.facts_from / "results.jsonl"))
     report = asyncio.run(measure(args.facts_from, args.out, args.model, args.base_url, sizes, args.mode))
-    report = {"provenance": made_from, **report}
+    report = {"provenance": {**made_from, "wall_s": elapsed()}, **report}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 

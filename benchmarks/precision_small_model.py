@@ -25,7 +25,7 @@ from ragfacts.runs.progress import LineProgress
 from ragfacts.runtime import Runtime, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _provenance import files, provenance
+from _provenance import elapsed, files, provenance
 
 DATA = Path(__file__).parent / "data"
 THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85)
@@ -125,7 +125,7 @@ def main() -> None:
     methods = args.method or list(DEFAULT_METHODS)
     made_from = provenance(data=files(*data))
     report = {
-        "provenance": made_from,
+        "provenance": {**made_from, "wall_s": elapsed()},
         **asyncio.run(measure(args.model, args.base_url, methods, data, args.limit, args.out)),
     }
     args.results.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from ragfacts.runs.progress import LineProgress
 from ragfacts.runtime import Runtime, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _provenance import files, provenance
+from _provenance import elapsed, files, provenance
 
 METHODS = ["prompt-tf", "faaf:mode=tf", "faaf", "faaf:citations=true,mode=tf", "faaf:citations=true"]
 NAMES = {
@@ -49,7 +49,7 @@ def main() -> None:
     report = asyncio.run(
         measure(args.data, args.out, args.model, args.base_url, args.concurrency, args.limit, args.methods)
     )
-    report = {"provenance": made_from, **report}
+    report = {"provenance": {**made_from, "wall_s": elapsed()}, **report}
     (args.out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
     (args.out / "recall_local.md").write_text(markdown(report), encoding="utf-8")
     print(markdown(report))

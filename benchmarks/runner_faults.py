@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _provenance import provenance  # noqa: E402
+from _provenance import elapsed, provenance  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 
@@ -80,7 +80,7 @@ def main() -> None:
         lines = (work / "run" / "results.jsonl").read_text(encoding="utf-8").splitlines()
     server.stop()
     report = {
-        "provenance": made_from,
+        "provenance": {**made_from, "wall_s": elapsed()},
         "rows": args.rows,
         "faulty_rows": faults,
         "first_run": {

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "train" / "train.jsonl"
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _provenance import files, provenance  # noqa: E402
+from _provenance import elapsed, files, provenance  # noqa: E402
 
 
 def main() -> None:
@@ -60,7 +60,7 @@ def main() -> None:
         report["rows_by_language"] = langs
         report["written"] = done.returncode == 0
         report["cores"] = os.cpu_count()
-    report = {"provenance": made_from, **report}
+    report = {"provenance": {**made_from, "wall_s": elapsed()}, **report}
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: report[k] for k in ("timing_s", "split", "default", "written")}, indent=1))
 
