@@ -303,7 +303,7 @@ FIGURES: list[Figure] = [
     Figure(
         PERFORMANCE,
         "embedded_throughput.json",
-        "judges {$auto.answers_per_min_wall:.1f} answers a minute.",
+        "judges {$auto.answers_per_min_wall:.1f} answers a minute, loading the weights included.",
     ),
     Figure(
         PERFORMANCE,
@@ -313,7 +313,8 @@ FIGURES: list[Figure] = [
     Figure(
         PERFORMANCE,
         "embedded_throughput.json",
-        "**`holistic_score` with `-O explain=generate`** judges {$holistic_score.answers_per_min_wall:.1f} a minute.",
+        '**`holistic_score`**, the model\'s own probability of "Yes", judges '
+        "{$holistic_score.answers_per_min_wall:.1f} a minute: one forward pass an answer.",
     ),
     Figure(
         PERFORMANCE,

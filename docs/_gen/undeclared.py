@@ -112,7 +112,6 @@ NOT_MEASURED: list[Listed] = [
     # defaults, limits and rules in the code
     Listed(PERFORMANCE, "up to 32 MB", "datasets.dataset.KEEP_BYTES"),
     Listed(PERFORMANCE, "the default 120 s `--timeout`", "the default of `--timeout` (cli/_app.py)"),
-    Listed(PERFORMANCE, "ran past the 120 s `--timeout`", "the default of `--timeout` (cli/_app.py)"),
     Listed("docs/guides/datasets.md", "(`--timeout`, 120 s)", "the default of `--timeout` (cli/_app.py)"),
     Listed("docs/guides/datasets.md", "(default 0.05)", "the default of `--max-failed` (runs/evaluation.py)"),
     Listed("docs/guides/datasets.md", "every tenth of the run or 10 seconds", "runs/progress.py's `every_s`"),
