@@ -574,8 +574,9 @@ def main() -> None:
         "median_tokens": int(np.median(np.concatenate([dev.tokens, test.tokens]))),
     }
     paraphrase_files = [PARAPHRASES / f"paraphrases_{name}.jsonl" for name in paraphrased]
+    made_from = provenance(data=files(*args.train, *args.dev, args.test, *args.held_out, *paraphrase_files))
     report = {
-        "provenance": provenance(data=files(*args.train, *args.dev, args.test, *args.held_out, *paraphrase_files)),
+        "provenance": made_from,
         "sizes": sizes,
         "choice": choice,
         "timing_2_cores": timing,
@@ -600,6 +601,7 @@ def main() -> None:
             "dev_out_of_fold": next(r for r in results if r["method"] == head_model.name + " (dev: out of fold)"),
             "test": next(r for r in results if r["method"] == head_model.name and r["split"] == "test"),
             "benchmark": "benchmarks/train_head.py",
+            "provenance": made_from,  # the run that wrote the head: the same as its results file's
         }
         written = head_model.head(train, figures)
         if before is not None and before.recall:

@@ -162,7 +162,7 @@ def test_a_figure_path_filters_lists_follows_aliases_and_formats_as_the_tables_d
         figures.resolve(data, "results[split=test].ba")
 
 
-@pytest.mark.parametrize("name", sorted(path.name for path in RESULTS.glob("*.json")))
+@pytest.mark.parametrize("name", sorted(path.relative_to(RESULTS).as_posix() for path in RESULTS.rglob("*.json")))
 def test_every_results_file_records_what_made_it(name: str, request: pytest.FixtureRequest) -> None:
     if name in NO_PROVENANCE_YET:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"{NO_PROVENANCE_YET[name]} records none yet"))

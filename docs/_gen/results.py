@@ -86,12 +86,15 @@ def render_unlisted(results_dir: Path) -> str:
 
 
 def provenance_of(data: Any) -> dict[str, Any] | None:
-    """What made a results file: its "provenance" block, or the same fields at the top level, where a script writes
-    them there (`command`, `commit`, `data` or `sources`, `machine`); None where the file records neither."""
+    """What made a results file: its "provenance" block (a head file's is in its training manifest), or the same
+    fields at the top level, where a script writes them there (`command`, `commit`, `data` or `sources`, `machine`);
+    None where the file records neither."""
     if not isinstance(data, dict):
         return None
     if isinstance(data.get("provenance"), dict):
         return data["provenance"]
+    if isinstance(data.get("training"), dict) and isinstance(data["training"].get("provenance"), dict):
+        return data["training"]["provenance"]
     if "command" in data and ("commit" in data or "machine" in data):
         return {
             "command": data["command"],
