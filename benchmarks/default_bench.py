@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import files, provenance
 from _quality_sample import DATA, ROOT, bench_sample, sample_arguments
 from judge_features import load_store, store_dir
-from train_head import HEAD_FILE, evidence_flags, load_split, subset_by_ids
+from train_head import HEAD_FILE, evidence_flags, head_probability, load_split, subset_by_ids
 
 from ragfacts.methods.precision.head import Head
 from ragfacts.methods.precision.training import balanced_accuracy, interval
@@ -42,8 +42,7 @@ def replay(ids: list[str]) -> dict[str, tuple[float, str]]:
     """The shipped head on the stored states of these rows: id -> (raw P(faithful), label)."""
     head = Head.load(HEAD_FILE)
     split = subset_by_ids(load_split("test", DATA, load_store(store_dir(DEFAULT_MODEL.sha256))), ids)
-    logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
-    chances = 1.0 / (1.0 + np.exp(-(logits + split.evidence @ head.evidence_weights + head.bias)))
+    chances = head_probability(head, split)
     vetoed = evidence_flags(split) if head.evidence_veto else np.zeros(len(split.rows), dtype=bool)
     out = {}
     for row, chance, veto in zip(split.rows, chances, vetoed, strict=True):

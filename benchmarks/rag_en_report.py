@@ -38,7 +38,7 @@ import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
 from sentence_aggregate import by_answer, f1, load, spans
-from train_head import SEED, Split, evidence_flags, head_predict, interval, load_split
+from train_head import SEED, Split, evidence_flags, head_predict, head_probability, interval, load_split
 
 from ragfacts.evidence import find_unsupported
 from ragfacts.methods.precision.explain import in_sentences
@@ -63,11 +63,10 @@ def share(flags: np.ndarray, rng: np.random.Generator) -> dict[str, float] | Non
 
 
 def decisions(head: Head, split: Split, path: Path, store: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """What the head decides on the rows of `split` (1 = passed) and the score it ranks them by: a head that reads
+    """What the head decides on the rows of `split` (1 = passed) and its raw P(faithful) of each: a head that reads
     sentences from the answer's and its sentences' states (`sentence_aggregate.load`), as at run time."""
     if not head.sentences:
-        scores = split.state @ head.state_weights + head.baseline_weight * split.log_odds
-        return head_predict(head, split), scores + split.evidence @ head.evidence_weights
+        return head_predict(head, split), head_probability(head, split)
     read = {a.id: a for a in load(path, store, head)[0]}
     missing = [r["id"] for r in split.rows if r["id"] not in read]
     if missing:
@@ -150,9 +149,7 @@ def injected_errors(head: Head, paths: dict[str, Path], store: dict[str, Any]) -
     ):
         if split is None:
             continue
-        passed, scores = decisions(head, split, path, store)
-        # a head that reads sentences scores by probability already; the others by logit, less the bias
-        chances = scores if head.sentences else 1 / (1 + np.exp(-(scores + head.bias)))
+        passed, chances = decisions(head, split, path, store)
         probability.update(zip([r["id"] for r in split.rows], chances.tolist(), strict=True))
         if path != INJECTIONS:
             originals.append(passed[np.array([r["id"] in into for r in split.rows])])

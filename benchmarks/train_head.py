@@ -616,12 +616,16 @@ def main() -> None:
         )
 
 
+def head_probability(head: Head, split: Split) -> np.ndarray:
+    """A head file's answer head on the stored rows of `split`: its raw P(faithful), sentences aside."""
+    logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
+    return 1.0 / (1.0 + np.exp(-(logits + split.evidence @ head.evidence_weights + head.bias)))
+
+
 def head_predict(head: Head, split: Split) -> np.ndarray:
     """What a head file's answer head decides on the rows of `split`: its probability against its threshold, and
     its veto (a head that reads sentences needs their states too: rag_en_report.decisions)."""
-    logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
-    logits = logits + split.evidence @ head.evidence_weights + head.bias
-    scores = 1.0 / (1.0 + np.exp(-logits))
+    scores = head_probability(head, split)
     passed = scores >= np.array([head.answer_threshold(r["lang"], r["sentences"]) for r in split.rows])
     if head.evidence_veto:
         passed &= ~evidence_flags(split)
