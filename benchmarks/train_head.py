@@ -18,11 +18,14 @@ the same: the mean of the files' AUCs; each row weighing 1 / its file's rows of 
 is chosen on. The head that ships is then refitted on train + dev with the chosen features and strength: how much a
 dev row weighs (it is the distribution the head is for) is chosen by out-of-fold dev AUC (5 folds grouped by
 reference document, each scored by a head fitted on train + the other folds), its thresholds by out-of-fold dev
-balanced accuracy, and the veto kept if it raises that. Test is read once, after every choice.
+balanced accuracy, and the veto kept if it raises that. With `--long-dev FILE ...` the long answers' thresholds are
+chosen on those files instead (one threshold family per genre: short answers' cuts, the L2 strength and the dev
+weight stay --dev's, so a long-answer RAG dev file does not move the short answers' cut). Test is read once, after
+every choice.
 Intervals: bootstrap 95%, 2,000 resamples of items.
 
     python benchmarks/train_head.py [--write-head] [--out benchmarks/results/trained_head.json]
-        [--train FILE ...] [--dev FILE ...] [--held-out FILE ...]
+        [--train FILE ...] [--dev FILE ...] [--long-dev FILE ...] [--held-out FILE ...]
     python benchmarks/calibration.py --write-head  # after --write-head: calibrate the new head
 """
 
@@ -207,6 +210,7 @@ class Model:
         self.penalty = 0.0
         self.thresholds: dict[str, float] = {}
         self.long_thresholds: dict[str, float] = {}  # answers of LONG_FROM sentences or more
+        self.long_dev: Split | None = None  # where long answers' thresholds are chosen, if not on dev
 
     def design(self, split: Split) -> np.ndarray:
         parts = []
@@ -244,6 +248,20 @@ class Model:
         vetoed = evidence_flags(dev) if self.veto else np.zeros(len(dev.rows), dtype=bool)
         long = np.array([r["sentences"] >= LONG_FROM for r in dev.rows])
         self.thresholds, self.long_thresholds = {}, {}
+        if self.long_dev is not None:  # one genre each: short answers' cuts from dev, long answers' from long_dev
+            other = self.long_dev
+            other_vetoed = evidence_flags(other) if self.veto else np.zeros(len(other.rows), dtype=bool)
+            other_long = np.array([r["sentences"] >= LONG_FROM for r in other.rows])
+            other_scores = self.score(other)
+            for lang in ("en", "zh"):
+                mask = np.array([r["lang"] == lang for r in other.rows]) & other_long
+                if min(int((other.gold[mask] == label).sum()) for label in (0, 1)) >= LONG_MIN:
+                    self.long_thresholds[lang] = self._best(other, other_scores, other_vetoed, mask)
+                mask = np.array([r["lang"] == lang for r in dev.rows])
+                if lang in self.long_thresholds and (mask & ~long).any():
+                    mask &= ~long
+                self.thresholds[lang] = self._best(dev, scores, vetoed, mask)
+            return
         for lang in ("en", "zh"):
             mask = np.array([r["lang"] == lang for r in dev.rows])
             counts = [int((dev.gold[mask & long] == label).sum()) for label in (0, 1)]
@@ -287,6 +305,7 @@ class Model:
             self.bias,
             self.penalty,
         )
+        copy.long_dev = self.long_dev
         copy.choose_thresholds(dev, scores)
         return copy
 
@@ -429,6 +448,14 @@ def main() -> None:
         "files (its whole command: benchmarks/results/trained_head_rag_en.json's provenance)",
     )
     parser.add_argument("--dev", type=Path, nargs="+", default=[DATA / "quality" / "dev.jsonl"])
+    parser.add_argument(
+        "--long-dev",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="dev files that choose only the long answers' thresholds (L2, dev weight and short answers' "
+        "thresholds stay --dev's): one threshold family per genre",
+    )
     parser.add_argument("--test", type=Path, default=DATA / "quality" / "test.jsonl")
     parser.add_argument(
         "--held-out",
@@ -451,6 +478,9 @@ def main() -> None:
             print(missing, file=sys.stderr)
     train = concat("train", *parts)
     dev = concat("dev", *(load_split("dev", path, store) for path in args.dev))
+    long_dev = (
+        concat("long_dev", *(load_split("long_dev", path, store) for path in args.long_dev)) if args.long_dev else None
+    )
     test = load_split("test", args.test, store)
     finals = [test]
     for path in args.held_out:
@@ -463,7 +493,7 @@ def main() -> None:
             finals.append(load_split("ragtruth_test", args.ragtruth, store))
         except SystemExit as missing:
             print(missing, file=sys.stderr)
-    train, dropped = without_groups_of(train, dev, *finals)
+    train, dropped = without_groups_of(train, dev, *([long_dev] if long_dev else []), *finals)
     if dropped:
         print(f"{dropped} train rows share a reference with dev or test: dropped", file=sys.stderr)
     print(f"train {len(train.rows)}/{train.total}, dev {len(dev.rows)}/{dev.total}", file=sys.stderr)
@@ -487,6 +517,9 @@ def main() -> None:
         Model("state head", use_state=True, use_evidence=False),
         Model("state + evidence head", use_state=True, use_evidence=True),
     ]
+    for model in candidates:
+        model.long_dev = long_dev
+    shown = [long_dev] if long_dev else []  # reported beside dev and test, chosen on for long answers only
     choice: dict[str, Any] = {}
     for model in candidates:
         grid = PENALTIES if model.use_state else (0.0,)
@@ -509,7 +542,7 @@ def main() -> None:
         vetoed = model.with_veto(dev)
         choice[vetoed.name] = {"thresholds": vetoed.thresholds, "long_thresholds": vetoed.long_thresholds}
         for variant in (model, vetoed):
-            for split in (dev, *finals):
+            for split in (dev, *shown, *finals):
                 results.append(evaluate(variant.name, split, variant.predict(split), variant.score(split), SEED))
 
     # The head that ships: the features and strength with the best dev AUC, refitted on train + dev, thresholds
@@ -524,6 +557,7 @@ def main() -> None:
         print(f"refit, dev rows weighing {boost}: out-of-fold dev AUC {boosts[boost]:.3f}", file=sys.stderr)
     boost = max(boosts, key=boosts.__getitem__)
     refit = Model(f"{best_name}, refitted on train + dev", use_state=True, use_evidence="evidence" in best_name)
+    refit.long_dev = long_dev
     oof = cross_fitted(refit, train, dev, penalty, boost)
     refit_veto = refit.with_veto(dev, oof)
     dev_ba = {}
@@ -534,7 +568,7 @@ def main() -> None:
             weighted_balanced_accuracy(dev.gold, predicted, file_weights(dev.rows, dev.gold)), 12
         )
         results.append(evaluate(variant.name + " (dev: out of fold)", dev, predicted, oof, SEED))
-        for split in finals:
+        for split in (*shown, *finals):
             results.append(evaluate(variant.name, split, variant.predict(split), variant.score(split), SEED))
         choice[variant.name] = {
             "penalty": penalty,
@@ -567,14 +601,16 @@ def main() -> None:
                 if mask.any():
                     flags.setdefault(split.name, {})[f"{lang} {name}"] = round(float(flagged[mask].mean()), 4)
 
-    sizes = {s.name: {"extracted": len(s.rows), "rows": s.total} for s in (train, dev, *finals)}
+    sizes = {s.name: {"extracted": len(s.rows), "rows": s.total} for s in (train, dev, *shown, *finals)}
     sizes["train"]["dropped_sharing_a_group_with_dev_or_test"] = dropped
     timing = {
         "median_seconds_per_pair_up_to_500_tokens": round(float(np.median(dev.seconds[dev.tokens <= 500])), 3),
         "median_tokens": int(np.median(np.concatenate([dev.tokens, test.tokens]))),
     }
     paraphrase_files = [PARAPHRASES / f"paraphrases_{name}.jsonl" for name in paraphrased]
-    made_from = provenance(data=files(*args.train, *args.dev, args.test, *args.held_out, *paraphrase_files))
+    made_from = provenance(
+        data=files(*args.train, *args.dev, *args.long_dev, args.test, *args.held_out, *paraphrase_files)
+    )
     report = {
         "provenance": made_from,
         "sizes": sizes,
@@ -591,9 +627,10 @@ def main() -> None:
         head_model = shipped
         figures = {
             "data": {k: v for k, v in sizes.items() if k in ("train", "dev")},
-            "files": [str(p.resolve().relative_to(ROOT)) for p in (*args.train, *args.dev)],
+            "files": [str(p.resolve().relative_to(ROOT)) for p in (*args.train, *args.dev, *args.long_dev)],
             "train_files": [str(p.resolve().relative_to(ROOT)) for p in args.train],
             "dev_files": [str(p.resolve().relative_to(ROOT)) for p in args.dev],
+            "long_dev_files": [str(p.resolve().relative_to(ROOT)) for p in args.long_dev],
             "licences": dict(Counter(r["licence"] for r in (*train.rows, *dev.rows)).most_common()),
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,

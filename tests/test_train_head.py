@@ -84,3 +84,30 @@ def test_a_train_row_with_a_dev_rows_reference_is_not_trained_on_though_their_gr
     dev.rows[0]["group"], dev.rows[0]["reference_sha"] = "a reference text as its group", train.rows[1]["reference_sha"]
     kept, dropped = train_head.without_groups_of(train, dev)
     assert dropped == 1 and [r["id"] for r in kept.rows] == ["0"]
+
+
+def test_with_a_long_dev_file_long_answers_cuts_come_from_it_and_short_answers_cuts_from_dev_alone():
+    # dev: short answers (faithful 0.8, flawed 0.2) and long ones (faithful 0.3, flawed 0.1);
+    # the long dev file: long answers only (faithful 0.4, flawed 0.1)
+    dev = split_of([("quality", 1)] * 20 + [("quality", 0)] * 20 + [("quality", 1)] * 20 + [("quality", 0)] * 20)
+    dev.p_yes = np.array([0.8] * 20 + [0.2] * 20 + [0.3] * 20 + [0.1] * 20)
+    for row in dev.rows[40:]:
+        row["sentences"] = 5
+    long_dev = split_of([("lfqa", 1)] * 20 + [("lfqa", 0)] * 20)
+    long_dev.p_yes = np.array([0.4] * 20 + [0.1] * 20)
+    for row in long_dev.rows:
+        row["sentences"] = 5
+
+    def by_p_yes(split: train_head.Split) -> np.ndarray:
+        return split.p_yes
+
+    pooled = train_head.Model("m", use_state=False, use_evidence=False)
+    pooled.score = by_p_yes  # type: ignore[method-assign]
+    pooled.choose_thresholds(dev)
+    assert pooled.thresholds["en"] == 0.8 and pooled.long_thresholds == {"en": 0.3}
+
+    per_genre = train_head.Model("m", use_state=False, use_evidence=False)
+    per_genre.score = by_p_yes  # type: ignore[method-assign]
+    per_genre.long_dev = long_dev
+    per_genre.choose_thresholds(dev)
+    assert per_genre.thresholds["en"] == 0.8 and per_genre.long_thresholds == {"en": 0.4}
