@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import files, provenance
 from _quality_sample import DATA, ROOT, bench_sample, sample_arguments
 from judge_features import load_store, store_dir
-from train_head import HEAD_FILE, evidence_flags, head_probability, load_split, subset_by_ids
+from train_head import HEAD_FILE, head_decisions
 
 from ragfacts.methods.precision.head import Head
 from ragfacts.methods.precision.training import balanced_accuracy, interval
@@ -39,16 +39,10 @@ OUT_ALL = ROOT / "benchmarks" / "results" / "default_bench_all.json"  # the whol
 
 
 def replay(ids: list[str]) -> dict[str, tuple[float, str]]:
-    """The shipped head on the stored states of these rows: id -> (raw P(faithful), label)."""
-    head = Head.load(HEAD_FILE)
-    split = subset_by_ids(load_split("test", DATA, load_store(store_dir(DEFAULT_MODEL.sha256))), ids)
-    chances = head_probability(head, split)
-    vetoed = evidence_flags(split) if head.evidence_veto else np.zeros(len(split.rows), dtype=bool)
-    out = {}
-    for row, chance, veto in zip(split.rows, chances, vetoed, strict=True):
-        passed = chance >= head.answer_threshold(row["lang"], row["sentences"]) and not veto
-        out[row["id"]] = (float(chance), "consistent" if passed else "inconsistent")
-    return out
+    """The shipped head on the stored states of these rows, as `ragfacts check` decides: id -> (raw P(faithful),
+    label)."""
+    decided = head_decisions(Head.load(HEAD_FILE), DATA, load_store(store_dir(DEFAULT_MODEL.sha256)), set(ids))
+    return {i: (p, "consistent" if passed else "inconsistent") for i, (p, passed) in decided.items()}
 
 
 def main() -> None:

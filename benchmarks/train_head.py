@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -657,6 +658,42 @@ def head_probability(head: Head, split: Split) -> np.ndarray:
     """A head file's answer head on the stored rows of `split`: its raw P(faithful), sentences aside."""
     logits = split.state @ head.state_weights + head.baseline_weight * split.log_odds
     return 1.0 / (1.0 + np.exp(-(logits + split.evidence @ head.evidence_weights + head.bias)))
+
+
+def head_decisions(
+    head: Head, path: Path, store: dict[str, dict[str, Any]], ids: set[str] | None = None
+) -> dict[str, tuple[float, bool]]:
+    """id -> (raw P(faithful), passed) of a head file on the stored states of `path`'s rows, as `ragfacts check`
+    decides (`trained.run_trained_head`): the answer head's probability, or, where the head reads the sentences of
+    answers in the row's language, the combined probability of the answer and its sentences; the threshold for the
+    language and length; the evidence veto. A row whose answer or sentence states are not all stored is left out."""
+    from judge_features import sentence_requests
+
+    out: dict[str, tuple[float, bool]] = {}
+    for item, lang in read_items(path):
+        if ids is not None and item.id not in ids:
+            continue
+        whole = store.get(request_key(item, lang, DEFAULT_MODEL.sha256)[0])
+        if whole is None:
+            continue
+        reference = item.reference or ""
+        evidence = np.asarray(feature_vector(item.answer, reference, lang), dtype=np.float64)
+        logit = head.logit(whole["state"].astype(np.float64), whole["lp_yes"] - whole["lp_no"], evidence)
+        sentences = split_sentences(item.answer) or [item.answer]
+        if head.reads_sentences(lang):
+            found = [store.get(key) for _, key, _ in sentence_requests(item, lang, DEFAULT_MODEL.sha256)]
+            if any(f is None for f in found):
+                continue
+            logits = [
+                head.sentence_logit(f["state"].astype(np.float64), f["lp_yes"] - f["lp_no"], text, reference, lang)
+                for f, text in zip(found, sentences if found else [], strict=True)
+            ]
+            probability = head.combined_probability(logit, logits)
+        else:
+            probability = 1.0 / (1.0 + math.exp(-logit))
+        vetoed = head.evidence_veto and any(evidence[FEATURE_NAMES.index(name)] > 0 for name in EVIDENCE_FLAGS)
+        out[item.id] = (probability, probability >= head.threshold(lang, len(sentences)) and not vetoed)
+    return out
 
 
 def head_predict(head: Head, split: Split) -> np.ndarray:

@@ -111,3 +111,50 @@ def test_with_a_long_dev_file_long_answers_cuts_come_from_it_and_short_answers_c
     per_genre.long_dev = long_dev
     per_genre.choose_thresholds(dev)
     assert per_genre.thresholds["en"] == 0.8 and per_genre.long_thresholds == {"en": 0.4}
+
+
+def test_the_replay_decides_as_check_does_with_a_head_that_reads_sentences(tmp_path):
+    """benchmarks/default_bench.py compares `ragfacts bench` with this replay: an answer of two sentences is
+    decided by the combined probability of its own logit and its sentences', against the sentences' threshold."""
+    import json
+    import math
+
+    from benchmarks.judge_features import request_key, sentence_requests
+
+    from ragfacts.items import Item
+    from ragfacts.methods.precision.head import Head
+    from ragfacts.models.local.embedded import DEFAULT_MODEL
+
+    reference = "The bridge opened in 1932. It carries cars and trains."
+    answer = "The bridge opened in 1932. It carries only trains."
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps({"id": "a", "reference": reference, "answer": answer, "label": "consistent"}) + "\n")
+    item = Item(id="a", reference=reference, answer=answer)
+    state = {"lp_yes": 0.0, "lp_no": 0.0}
+    store = {request_key(item, "en", DEFAULT_MODEL.sha256)[0]: {**state, "state": np.array([2.0])}}
+    for (_, key, _), value in zip(sentence_requests(item, "en", DEFAULT_MODEL.sha256), (1.0, -3.0), strict=True):
+        store[key] = {**state, "state": np.array([value])}
+    names = train_head.FEATURE_NAMES
+    head = Head(
+        model_sha256=DEFAULT_MODEL.sha256,
+        model_size=DEFAULT_MODEL.size,
+        prompts={},
+        state_weights=np.array([1.0]),
+        baseline_weight=0.0,
+        evidence_weights=np.zeros(len(names)),
+        bias=0.0,
+        thresholds={"en": 0.5},
+        sentences={
+            "combine": {"answer": 1.0, "min": 1.0, "mean": 0.0, "share": 0.0, "bias": 0.0, "cut": 0.0},
+            "thresholds": {"en": 0.4},
+        },
+    )
+    probability, passed = train_head.head_decisions(head, path, store)["a"]
+    # answer logit 2, the lowest sentence logit -3: combined logit -1, under the sentences' threshold of 0.4
+    assert math.isclose(probability, 1 / (1 + math.exp(1.0)))
+    assert not passed
+    alone = Head(**{**head.__dict__, "sentences": {}})
+    probability, passed = train_head.head_decisions(alone, path, store)["a"]
+    assert math.isclose(probability, 1 / (1 + math.exp(-2.0))) and passed
+    del store[sentence_requests(item, "en", DEFAULT_MODEL.sha256)[1][1]]
+    assert train_head.head_decisions(head, path, store) == {}  # a sentence not stored: the row is left out

@@ -191,21 +191,9 @@ NO_RESULTS_FILE: list[Listed] = [
     ),
     Listed("docs/guides/models.md", "about 15 minutes on 2 cores;", "python benchmarks/grammar_cost.py" + _WALL),
     Listed("docs/guides/models.md", "(about 6 minutes on 2 cores)", "python benchmarks/http_stack.py" + _WALL),
-    Listed(
-        "docs/guides/reports.md",
-        "passes at P(faithful) 0.65",
-        "the bench run of `python benchmarks/default_bench.py --sample 60 --seed 11` (docs/report.png); "
-        "default_bench.json does not keep each answer's P(faithful)",
-    ),
     Listed(PERFORMANCE, "(20 s)", "python benchmarks/redaction_speed.py" + _WALL),
     Listed(PERFORMANCE, "(about 2 minutes;", "python benchmarks/peers_speed.py" + _WALL),
     Listed(PERFORMANCE, "about 25 minutes on 2 cores", "python benchmarks/prefix_reuse.py --no-replay" + _WALL),
-    Listed(
-        PRECISION,
-        "cost up to 3 minutes per answer",
-        "`ragfacts --model local bench ... --sample 6 --seed 0` (bench_embedded_sample6.json): the paper pipeline's "
-        "3.1 model-minutes an answer, the most of any method, rounded",
-    ),
 ]
 
 
