@@ -20,8 +20,9 @@ Sentence-level F1 of "not supported" on LFQA's dev and test sentences is reporte
 flagged below a threshold chosen on dev for F1. Answers whose sentences are not all extracted yet are left out
 and counted. Choices on dev; test is read once.
 
-    python benchmarks/sentence_aggregate.py [--head FILE] [--write] [--write-head FILE]
-    # --write: results/sentence_aggregate.json; --write-head: the head with the reading chosen on dev
+    python benchmarks/sentence_aggregate.py [--head FILE] [--write] [--write-head FILE [--localise-only]]
+    # --write: results/sentence_aggregate.json; --write-head: the head with the reading chosen on dev;
+    # --localise-only: the head's verdicts unchanged, the sentence head marking a flagged answer's sentences
 """
 
 from __future__ import annotations
@@ -231,7 +232,8 @@ def choose(answers: list[Answer], scores: np.ndarray) -> dict[str, float]:
     for lang in sorted({a.lang for a in answers}):
         mask = np.array([a.lang == lang for a in answers])
         if len(set(truth[mask])) == 2:
-            found[lang] = best_threshold(truth[mask], scores[mask], vetoed[mask])
+            # every answer weighs the same: the plain balanced accuracy over the dev answers pooled
+            found[lang] = best_threshold(truth[mask], scores[mask], vetoed[mask], np.ones(int(mask.sum())))
     return found
 
 
@@ -263,6 +265,12 @@ def main() -> None:
     parser.add_argument("--head", type=Path, default=None, help="a head file (default: the shipped one)")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
     parser.add_argument("--write-head", type=Path, default=None, help="write the head with the best reading on dev")
+    parser.add_argument(
+        "--localise-only",
+        action="store_true",
+        help="with --write-head: the head's verdicts unchanged, its sentence head only marking the sentences of a "
+        "flagged answer (the sentence weights and the cut chosen on dev for F1 of 'not supported')",
+    )
     args = parser.parse_args()
     head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
@@ -333,7 +341,27 @@ def main() -> None:
         found = out.setdefault("sentence_f1", {})[name] = sentence_f1(dev, test, sentence, rng)
         if found:  # a sentence is marked where its logit is at most the dev-chosen cut
             blocks[name]["sentence_threshold"] = {"en": round(1 / (1 + math.exp(-found["cut"])), 4) + 0.0001}
-    if args.write_head:
+    if args.write_head and args.localise_only:
+        if "sentence head" not in blocks or "sentence_threshold" not in blocks["sentence head"]:
+            sys.exit(
+                "no sentence head was fitted: extract LFQA's train sentences first (judge_features.py --sentences)"
+            )
+        written = Head.from_json(head.to_json())
+        written.sentences = {
+            key: blocks["sentence head"][key] for key in ("state_f32_base64", "bias", "sentence_threshold")
+        } | {
+            "training": {
+                "localises_only": True,
+                "train_sentences": out["sentence_head"]["train_sentences"],
+                "penalty": out["sentence_head"]["penalty"],
+                "sentence_f1_not_supported": out["sentence_f1"]["sentence head"],
+                "benchmark": "benchmarks/sentence_aggregate.py",
+                "provenance": provenance(data=files(*paths)),
+            }
+        }
+        written.save(args.write_head)
+        print(f"head with a sentence head that marks sentences written to {args.write_head}", file=sys.stderr)
+    elif args.write_head:
         best = max(blocks, key=lambda n: out["methods"][f"answer + sentences ({n})"]["dev"]["all"]["value"])
         written = Head.from_json(head.to_json())
         written.sentences = blocks[best] | {"training": {"chosen_on_dev": best, "benchmark": "sentence_aggregate.py"}}

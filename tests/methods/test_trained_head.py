@@ -108,10 +108,32 @@ def test_a_head_that_reads_sentences_combines_the_answers_logit_with_its_sentenc
     assert head.reads_sentences("en") and not head.reads_sentences("zh") and head.threshold("zh") == 0.5
 
 
+def test_a_sentences_block_without_thresholds_only_marks_the_sentences_of_its_languages(tmp_path):
+    """A head whose sentence weights were fitted on labelled English sentences, to show which sentences of a
+    flagged answer are unsupported: verdicts stay the answer head's; a Chinese sentence is read as an answer."""
+    from ragfacts.methods.precision.head import encode_weights
+
+    head = _head(np.array([1.0, 0.0, 0.0]), bias=0.0)
+    head.sentences = {
+        "state_f32_base64": encode_weights(np.array([0.0, 1.0, 0.0])),
+        "bias": -1.0,
+        "sentence_threshold": {"en": 0.4},
+    }
+    head.save(tmp_path / "head.json")
+    again = Head.load(tmp_path / "head.json")
+    assert again.sentences == head.sentences and again.digest != _head(np.array([1.0, 0.0, 0.0])).digest
+    assert not again.reads_sentences("en") and again.threshold("en", 5) == 0.5  # it decides nothing
+    state = np.array([2.0, 5.0, 7.0])
+    assert again.sentence_logit(state, 0.0, "a", "a", "en") == pytest.approx(4.0)  # its own weights
+    assert again.sentence_logit(state, 0.0, "一", "一", "zh") == pytest.approx(2.0)  # the answer's weights
+    assert again.sentence_threshold("en") == 0.4 and again.sentence_threshold("zh") == 0.5
+
+
 @pytest.mark.parametrize(
     "block",
     [
         {"thresholds": {"en": 0.5}},  # no combine weights
+        {"state_f32_base64": "AAAAAAAAAAAAAAAA", "bias": 0.0},  # decides nothing and marks nothing
         {"combine": {"answer": 1.0}, "thresholds": {"en": 0.5}},  # some of them
         {"combine": dict.fromkeys(("answer", "min", "mean", "share", "bias", "cut"), 0.0), "thresholds": {}},
         {  # sentence weights over another state size

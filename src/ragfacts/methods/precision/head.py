@@ -85,8 +85,12 @@ class Head:
     # reference's KV cache reused) and the answer's verdict is a logistic model ("combine") over [answer logit,
     # lowest sentence logit, mean sentence logit, share of sentences under "cut"]; an answer of one sentence reads
     # its own logit as its sentence's. "state_f32_base64" and "bias", where given, score a sentence by weights
-    # fitted on labelled sentences; "sentence_threshold" marks a sentence (else the answer threshold). A
-    # "trained_head" calibration of such a head is one fitted on the combined probability. Part of `digest`.
+    # fitted on labelled sentences, in the languages "sentence_threshold" names (else those of "thresholds"; a
+    # sentence in another language is scored as an answer of one sentence); "sentence_threshold" marks a sentence
+    # (else the answer threshold). A block with sentence weights and no "thresholds" decides nothing: it only
+    # scores the sentences of a flagged answer, to show which are unsupported (no "combine" then). A
+    # "trained_head" calibration of a head that decides with sentences is one fitted on the combined probability.
+    # Part of `digest`.
     sentences: dict[str, Any] = field(default_factory=dict)
     # Long answers judged against thresholds of their own: {"from_sentences": 3, "thresholds": {"en": 0.54}}. The
     # head's probability shifts with an answer's length (a long answer's state dilutes its claims), so an answer of
@@ -139,14 +143,15 @@ class Head:
         """A sentence's log-odds of being supported: by the sentence weights where the head carries them, else as
         an answer of one sentence."""
         weights = self.sentences.get("state_f32_base64")
-        if not weights:
+        marks = self.sentences.get("sentence_threshold") or self.sentences.get("thresholds") or {}
+        if not weights or lang not in marks:
             evidence = np.asarray(feature_vector(sentence, reference, lang), dtype=np.float64)
             return self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence)
         return float(np.asarray(state, dtype=np.float64) @ decode_weights(weights)) + float(self.sentences["bias"])
 
     def reads_sentences(self, lang: str) -> bool:
         """Whether answers in `lang` are decided with their sentences (the block names a threshold for it)."""
-        return bool(self.sentences) and lang in self.sentences["thresholds"]
+        return bool(self.sentences) and lang in (self.sentences.get("thresholds") or {})
 
     def sentence_threshold(self, lang: str) -> float:
         """The probability under which a sentence scored alone is marked unsupported."""
@@ -293,14 +298,19 @@ _COMBINE = ("answer", "min", "mean", "share", "bias", "cut")
 
 
 def _check_sentences(block: dict[str, Any], state_size: int) -> None:
-    """ValueError unless `block` is a readable `Head.sentences`: its combine weights, its thresholds, and sentence
-    weights (if any) over a state of the head's size."""
-    combine = block.get("combine")
-    if not isinstance(combine, dict) or set(combine) != set(_COMBINE):
-        raise ValueError(f"the sentences block needs combine weights {', '.join(_COMBINE)}")
-    if not isinstance(block.get("thresholds"), dict) or not block["thresholds"]:
-        raise ValueError("the sentences block needs a threshold per language it decides")
+    """ValueError unless `block` is a readable `Head.sentences`: its combine weights and its thresholds where it
+    decides verdicts, else sentence weights and a sentence threshold; sentence weights over a state of the head's
+    size."""
     weights = block.get("state_f32_base64")
+    decides = block.get("thresholds")
+    if decides or not weights:  # a block that decides verdicts
+        combine = block.get("combine")
+        if not isinstance(combine, dict) or set(combine) != set(_COMBINE):
+            raise ValueError(f"the sentences block needs combine weights {', '.join(_COMBINE)}")
+        if not isinstance(decides, dict) or not decides:
+            raise ValueError("the sentences block needs a threshold per language it decides, or sentence weights")
+    elif not isinstance(block.get("sentence_threshold"), dict) or not block["sentence_threshold"]:
+        raise ValueError("a sentences block that decides nothing needs a sentence_threshold per language it marks")
     if weights and ("bias" not in block or not state_size or len(decode_weights(weights)) != state_size):
         raise ValueError(f"the sentences block's weights need a bias and a state of {state_size} numbers")
 
