@@ -127,6 +127,9 @@ def test_a_sentences_block_without_thresholds_only_marks_the_sentences_of_its_la
     assert again.sentence_logit(state, 0.0, "a", "a", "en") == pytest.approx(4.0)  # its own weights
     assert again.sentence_logit(state, 0.0, "一", "一", "zh") == pytest.approx(2.0)  # the answer's weights
     assert again.sentence_threshold("en") == 0.4 and again.sentence_threshold("zh") == 0.5
+    # how the weights were made is recorded beside them and is not what they do: the digest stays
+    again.sentences = again.sentences | {"training": {"provenance": {"commit": "abc"}}}
+    assert again.digest == head.digest
 
 
 @pytest.mark.parametrize(

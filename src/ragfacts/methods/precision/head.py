@@ -228,6 +228,8 @@ class Head:
     def digest(self) -> str:
         """What identifies the head's behaviour: a hash of its weights, thresholds, model and prompts."""
         data = {k: v for k, v in self.to_json().items() if k not in ("training", "recall")}
+        if "sentences" in data:  # how its sentence weights were made is not what they do
+            data["sentences"] = {k: v for k, v in data["sentences"].items() if k != "training"}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
