@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
-from train_head import EVIDENCE_FLAGS, SEED, best_threshold, interval
+from train_head import EVIDENCE_FLAGS, SEED, best_threshold, head_decisions, interval
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
 from ragfacts.methods.precision.calibration import fit_logistic
@@ -49,6 +49,11 @@ from ragfacts.text import split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 RAG_EN = ROOT / "benchmarks" / "data" / "rag_en"
+QUALITY = ROOT / "benchmarks" / "data" / "quality"  # answers of one or two sentences, both languages
+PARAPHRASES = ROOT / "benchmarks" / "data" / "paraphrases"
+QUALITY_FILES = [
+    d / f"{p}{s}.jsonl" for s in ("dev", "test") for d, p in ((QUALITY, ""), (PARAPHRASES, "paraphrases_"))
+]
 SOURCES = ("lfqa", "mtrag", "ares")
 PENALTIES = (3000.0, 1000.0, 300.0)
 RESULTS = ROOT / "benchmarks" / "results" / "sentence_aggregate.json"
@@ -304,7 +309,7 @@ def main() -> None:
     add("head", lambda s: np.array([a.logit for a in s]), own_cuts)
     if not dev:
         out["missing"] = "no dev answer has all its states yet: only the shipped head is reported"
-        finish(out, paths, args.write)
+        finish(out, [*paths, *QUALITY_FILES], args.write)
         return
     add("head, dev thresholds", lambda s: np.array([a.logit for a in s]))
     scorers: dict[str, Any] = {"answer head": lambda a: a.logits}
@@ -341,6 +346,11 @@ def main() -> None:
         found = out.setdefault("sentence_f1", {})[name] = sentence_f1(dev, test, sentence, rng)
         if found:  # a sentence is marked where its logit is at most the dev-chosen cut
             blocks[name]["sentence_threshold"] = {"en": round(1 / (1 + math.exp(-found["cut"])), 4) + 0.0001}
+    out["quality_corpus"] = {
+        name: on_the_quality_corpus(head, blocks[name], store, rng)
+        for name in blocks
+        if "sentence_threshold" in blocks[name]
+    }
     if args.write_head and args.localise_only:
         if "sentence head" not in blocks or "sentence_threshold" not in blocks["sentence head"]:
             sys.exit(
@@ -368,7 +378,44 @@ def main() -> None:
         written.calibrations.pop("trained_head", None)  # fitted on the answer head's probability, not the combined
         written.save(args.write_head)
         print(f"head with sentences ({best}) written to {args.write_head}", file=sys.stderr)
-    finish(out, paths, args.write)
+    finish(out, [*paths, *QUALITY_FILES], args.write)
+
+
+def on_the_quality_corpus(
+    head: Head, block: dict[str, Any], store: dict[str, Any], rng: np.random.Generator
+) -> dict[str, Any]:
+    """The quality corpus's dev and test splits and their faithful paraphrases decided by the head alone and by
+    the head deciding English answers with their sentences (`block`), as `ragfacts check` would
+    (`train_head.head_decisions`): what reading sentences does to answers of one or two sentences."""
+    alone = Head.from_json(head.to_json())
+    alone.sentences = {}
+    reading = Head.from_json(head.to_json())
+    reading.sentences = block
+    found: dict[str, Any] = {}
+    for split in ("dev", "test"):
+        path, paraphrases = QUALITY / f"{split}.jsonl", PARAPHRASES / f"paraphrases_{split}.jsonl"
+        rows = {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+        judged = {
+            "answer alone": head_decisions(alone, path, store),
+            "with sentences": head_decisions(reading, path, store),
+        }
+        ids = [i for i in rows if all(i in d for d in judged.values())]  # rows whose every state is stored
+        gold = np.array([rows[i]["label"] == "consistent" for i in ids], dtype=int)
+        lang = np.array([rows[i]["lang"] for i in ids])
+        found[split] = {"answers": len(ids), "rows": len(rows)}
+        for name, decided in judged.items():
+            passed = np.array([decided[i][1] for i in ids], dtype=int)
+            para = head_decisions(alone if name == "answer alone" else reading, paraphrases, store)
+            found[split][name] = {
+                "all": interval(balanced_accuracy, gold, passed, rng),
+                **{
+                    f"lang:{g}": interval(balanced_accuracy, gold[lang == g], passed[lang == g], rng)
+                    for g in ("en", "zh")
+                },
+                "paraphrases_passed": round(float(np.mean([p for _, p in para.values()])), 4),
+                "paraphrases": len(para),
+            }
+    return found
 
 
 def finish(out: dict[str, Any], paths: list[Path], write: bool) -> None:
