@@ -279,6 +279,8 @@ def main() -> None:
     args = parser.parse_args()
     head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
+    # the answer head alone: a sentences block it carries (sentence weights, a reading) is what is compared here
+    head = Head.from_json(head.to_json() | {"sentences": {}})
     store = load_store(store_dir(DEFAULT_MODEL.sha256))
     splits: dict[str, list[Answer]] = {}
     counts: dict[str, dict[str, int]] = {}
