@@ -70,8 +70,29 @@ FIGURES: list[Figure] = [
     Figure(
         PAGE,
         "sentence_aggregate.json",
-        "balanced accuracy {methods[answer + sentences (answer head)].dev.all.value!p:.1f}\nwith the sentences "
+        "fitted on {sentence_head.train_sentences:,} sentences of LFQA's train answers labelled supported or",
+    ),
+    Figure(
+        PAGE,
+        "sentence_aggregate.json",
+        "its F1 of \"not supported\" is {sentence_f1[sentence head].test!i} against {sentence_f1[answer head].test!i} "
+        "when the answer head scores each sentence as an answer of one sentence (AUC "
+        "{sentence_f1[sentence head].test_auc:.3f} against {sentence_f1[answer head].test_auc:.3f};",
+    ),
+    Figure(
+        PAGE,
+        "sentence_aggregate.json",
+        "balanced accuracy {methods[answer + sentences (sentence head)].dev.all.value!p:.1f} with the sentences "
         "against {methods[head, dev thresholds].dev.all.value!p:.1f} for the answer's own score",
+    ),
+    Figure(
+        PAGE,
+        "sentence_aggregate.json",
+        "its dev split's English answers fall from "
+        "{quality_corpus[sentence head].dev[answer alone][lang:en].value!p:.1f} to "
+        "{quality_corpus[sentence head].dev[with sentences][lang:en].value!p:.1f}, and the dev paraphrases passed "
+        "from {quality_corpus[sentence head].dev[answer alone].paraphrases_passed!p:.1f}% to "
+        "{quality_corpus[sentence head].dev[with sentences].paraphrases_passed!p:.1f}%.",
     ),
     Figure(
         PAGE,
@@ -99,6 +120,22 @@ FIGURES: list[Figure] = [
         PAGE,
         "trained_head_injections_dev.json",
         "the quality test split scored {results[split=test][method=@choice.shipped].balanced_accuracy.value!p:.1f},",
+    ),
+    Figure(
+        PAGE,
+        "trained_head_per_genre.json",
+        "LFQA scores {results[split=lfqa_test][method=@choice.shipped].balanced_accuracy!i} and "
+        "{paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the test paraphrases pass, but the "
+        "quality corpus's test split falls to {results[split=test][method=@choice.shipped].balanced_accuracy!i}\n"
+        "(English {results[split=test][method=@choice.shipped][lang:en].value!p:.1f}) and MTRAG to "
+        "{results[split=mtrag_test][method=@choice.shipped].balanced_accuracy.value!p:.1f}.",
+    ),
+    Figure(
+        PAGE,
+        "trained_head_per_genre_no_injections.json",
+        "the head ranks the quality test split best of all\n(AUC "
+        "{results[split=test][method=@choice.shipped].auc:.3f}), yet its dev-chosen thresholds give "
+        "{results[split=test][method=@choice.shipped].balanced_accuracy.value!p:.1f} there.",
     ),
     Figure(
         PAGE,
