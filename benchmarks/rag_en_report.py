@@ -200,7 +200,8 @@ def localisation(head: Head, path: Path, split: Split, store: dict[str, Any], rn
                     lang,
                 )
             ]
-        threshold = head.sentence_threshold(lang)
+        # a sentence scored alone against the sentence threshold; an answer of one sentence is its own
+        threshold = head.sentence_threshold(lang) if len(ours) > 1 else head.answer_threshold(lang)
         own = [p < threshold for p in probability]
         flagged_answer = passed[item.id] == 0
         mismatches = find_unsupported(item.answer, item.reference or "", lang, chinese_names="auto")

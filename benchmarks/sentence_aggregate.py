@@ -277,6 +277,8 @@ def main() -> None:
         "flagged answer (the sentence weights and the cut chosen on dev for F1 of 'not supported')",
     )
     args = parser.parse_args()
+    if args.localise_only and not args.write_head:
+        parser.error("--localise-only says what --write-head writes: give --write-head FILE")
     head = Head.load(args.head) if args.head else shipped_head(DEFAULT_MODEL.sha256)
     assert head is not None
     # the answer head alone: a sentences block it carries (sentence weights, a reading) is what is compared here
@@ -347,7 +349,7 @@ def main() -> None:
             blocks[name] |= sentence_head.folded()
         found = out.setdefault("sentence_f1", {})[name] = sentence_f1(dev, test, sentence, rng)
         if found:  # a sentence is marked where its logit is at most the dev-chosen cut
-            blocks[name]["sentence_threshold"] = {"en": round(1 / (1 + math.exp(-found["cut"])), 4) + 0.0001}
+            blocks[name]["sentence_threshold"] = {"en": round(1 / (1 + math.exp(-found["cut"])) + 0.0001, 4)}
     out["quality_corpus"] = {
         name: on_the_quality_corpus(head, blocks[name], store, rng)
         for name in blocks
@@ -405,16 +407,19 @@ def on_the_quality_corpus(
         gold = np.array([rows[i]["label"] == "consistent" for i in ids], dtype=int)
         lang = np.array([rows[i]["lang"] for i in ids])
         found[split] = {"answers": len(ids), "rows": len(rows)}
+        paraphrased = {"answer alone": head_decisions(alone, paraphrases, store)}
+        paraphrased["with sentences"] = head_decisions(reading, paraphrases, store)
+        both = [i for i in paraphrased["answer alone"] if i in paraphrased["with sentences"]]
         for name, decided in judged.items():
             passed = np.array([decided[i][1] for i in ids], dtype=int)
-            para = head_decisions(alone if name == "answer alone" else reading, paraphrases, store)
+            para = {i: paraphrased[name][i] for i in both}
             found[split][name] = {
                 "all": interval(balanced_accuracy, gold, passed, rng),
                 **{
                     f"lang:{g}": interval(balanced_accuracy, gold[lang == g], passed[lang == g], rng)
                     for g in ("en", "zh")
                 },
-                "paraphrases_passed": round(float(np.mean([p for _, p in para.values()])), 4),
+                "paraphrases_passed": round(float(np.mean([p for _, p in para.values()])), 4) if para else None,
                 "paraphrases": len(para),
             }
     return found

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -49,7 +48,7 @@ from judge_features import load_store, read_items, request_key, store_dir
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
 from ragfacts.methods.precision.calibration import fit_logistic
-from ragfacts.methods.precision.head import Head
+from ragfacts.methods.precision.head import Head, sigmoid
 from ragfacts.methods.precision.options import DEFAULT_THRESHOLDS
 from ragfacts.methods.precision.scored import holistic_request
 from ragfacts.methods.precision.training import VETO_FEATURES, auc, balanced_accuracy
@@ -627,12 +626,16 @@ def main() -> None:
     if args.write_head:
         head_model = shipped
         figures = {
-            "data": {k: v for k, v in sizes.items() if k in ("train", "dev")},
+            "data": {k: v for k, v in sizes.items() if k in ("train", "dev", "long_dev")},
             "files": [str(p.resolve().relative_to(ROOT)) for p in (*args.train, *args.dev, *args.long_dev)],
             "train_files": [str(p.resolve().relative_to(ROOT)) for p in args.train],
             "dev_files": [str(p.resolve().relative_to(ROOT)) for p in args.dev],
             "long_dev_files": [str(p.resolve().relative_to(ROOT)) for p in args.long_dev],
-            "licences": dict(Counter(r["licence"] for r in (*train.rows, *dev.rows)).most_common()),
+            "licences": dict(
+                Counter(
+                    r["licence"] for r in (*train.rows, *dev.rows, *(long_dev.rows if long_dev else []))
+                ).most_common()
+            ),
             "model_file": DEFAULT_MODEL.file_name,
             "penalty": head_model.penalty,
             "dev_row_weight": boost,
@@ -642,6 +645,16 @@ def main() -> None:
             "provenance": made_from,  # the run that wrote the head: the same as its results file's
         }
         written = head_model.head(train, figures)
+        if before is not None and before.sentences and not before.sentences.get("thresholds"):
+            # A sentence head that only marks sentences reads the sentence's state alone, not the answer head's
+            # weights: it stays (benchmarks/sentence_aggregate.py --write-head ... --localise-only made it).
+            written.sentences = before.sentences
+        elif before is not None and before.sentences:
+            print(
+                "the head read sentences with weights fitted on the old answer head: rerun "
+                "python benchmarks/sentence_aggregate.py --write-head",
+                file=sys.stderr,
+            )
         if before is not None and before.recall:
             # Recall keeps the weights its threshold was chosen with (benchmarks/recall_calibration.py): the
             # new precision weights would need it chosen again.
@@ -669,6 +682,8 @@ def head_decisions(
     language and length; the evidence veto. A row whose answer or sentence states are not all stored is left out."""
     from judge_features import sentence_requests
 
+    if head.model_sha256 != DEFAULT_MODEL.sha256:
+        raise SystemExit(f"the stored states are the embedded model's; the head is for {head.model_sha256}")
     out: dict[str, tuple[float, bool]] = {}
     for item, lang in read_items(path):
         if ids is not None and item.id not in ids:
@@ -690,7 +705,7 @@ def head_decisions(
             ]
             probability = head.combined_probability(logit, logits)
         else:
-            probability = 1.0 / (1.0 + math.exp(-logit))
+            probability = sigmoid(logit)
         vetoed = head.evidence_veto and any(evidence[FEATURE_NAMES.index(name)] > 0 for name in EVIDENCE_FLAGS)
         out[item.id] = (probability, probability >= head.threshold(lang, len(sentences)) and not vetoed)
     return out

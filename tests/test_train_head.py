@@ -156,5 +156,39 @@ def test_the_replay_decides_as_check_does_with_a_head_that_reads_sentences(tmp_p
     alone = Head(**{**head.__dict__, "sentences": {}})
     probability, passed = train_head.head_decisions(alone, path, store)["a"]
     assert math.isclose(probability, 1 / (1 + math.exp(-2.0))) and passed
+    # a sentences block that only marks sentences decides nothing: the answer alone, as above
+    block = {"state_f32_base64": "AACAPw==", "bias": 0.0, "sentence_threshold": {"en": 0.4}}
+    marking = Head(**{**head.__dict__, "sentences": block})
+    assert train_head.head_decisions(marking, path, store)["a"] == (probability, True)
     del store[sentence_requests(item, "en", DEFAULT_MODEL.sha256)[1][1]]
     assert train_head.head_decisions(head, path, store) == {}  # a sentence not stored: the row is left out
+
+
+def test_the_replay_applies_the_evidence_veto_whatever_the_probability(tmp_path):
+    import json
+
+    from benchmarks.judge_features import request_key
+
+    from ragfacts.items import Item
+    from ragfacts.methods.precision.head import Head
+    from ragfacts.models.local.embedded import DEFAULT_MODEL
+
+    reference, answer = "The bridge opened in 1932.", "The bridge opened in 1931."
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps({"id": "b", "reference": reference, "answer": answer, "label": "inconsistent"}) + "\n")
+    key = request_key(Item(id="b", reference=reference, answer=answer), "en", DEFAULT_MODEL.sha256)[0]
+    store = {key: {"lp_yes": 0.0, "lp_no": 0.0, "state": np.array([5.0])}}
+    head = Head(
+        model_sha256=DEFAULT_MODEL.sha256,
+        model_size=DEFAULT_MODEL.size,
+        prompts={},
+        state_weights=np.array([1.0]),
+        baseline_weight=0.0,
+        evidence_weights=np.zeros(len(train_head.FEATURE_NAMES)),
+        bias=0.0,
+        thresholds={"en": 0.5},
+    )
+    assert train_head.head_decisions(head, path, store)["b"][1]  # P(faithful) 0.99 passes ...
+    head.evidence_veto = True
+    probability, passed = train_head.head_decisions(head, path, store)["b"]
+    assert probability > 0.99 and not passed  # ... unless the veto flags 1931 against 1932

@@ -166,7 +166,10 @@ NOT_MEASURED: list[Listed] = [
 
 # Measurements that no file in benchmarks/results/ holds: `why` names what would produce one. Each is a debt: when
 # its script writes a results file, declare the figure in `_gen.figures_*` and delete the entry.
-_COMPILE = "`time pip install llama-cpp-python` compiling from source on 2 cores; no script records it"
+_COMPILE = (
+    "llama-cpp-python compiled from source on 2 cores: `python benchmarks/install_time.py` records it in "
+    "install_time.json, not made yet (it takes both cores for about 15 minutes)"
+)
 _WALL = (
     "'s total wall time; its results file does not hold it yet (its next run records it: provenance's wall_s, "
     "as performance.py's total_s)"
@@ -178,7 +181,8 @@ NO_RESULTS_FILE: list[Listed] = [
     Listed(
         INSTALL,
         "a 1.1 GB file, about 5 seconds",
-        "the first command's assembly and check of the model (`ragfacts demo` on a fresh $RAGFACTS_HOME, timed)",
+        "the first command's assembly and check of the model: `python benchmarks/model_assembly.py` records it in "
+        "model_assembly.json, not made yet",
     ),
     Listed(
         "docs/guides/models.md",

@@ -137,6 +137,20 @@ def test_a_sentences_block_without_thresholds_only_marks_the_sentences_of_its_la
     [
         {"thresholds": {"en": 0.5}},  # no combine weights
         {"state_f32_base64": "AAAAAAAAAAAAAAAA", "bias": 0.0},  # decides nothing and marks nothing
+        {  # marks only, yet carries combine weights it would never use
+            "state_f32_base64": "AAAAAAAAAAAAAAAA",
+            "bias": 0.0,
+            "sentence_threshold": {"en": 0.4},
+            "combine": dict.fromkeys(("answer", "min", "mean", "share", "bias", "cut"), 0.0),
+        },
+        {"state_f32_base64": "AAAAAAAAAAAAAAAA", "bias": 0.0, "sentence_threshold": {"en": 1.5}},  # no probability
+        {  # decides zh with sentence weights it applies only to en
+            "combine": dict.fromkeys(("answer", "min", "mean", "share", "bias", "cut"), 0.0),
+            "thresholds": {"en": 0.5, "zh": 0.5},
+            "state_f32_base64": "AAAAAAAAAAAAAAAA",
+            "bias": 0.0,
+            "sentence_threshold": {"en": 0.4},
+        },
         {"combine": {"answer": 1.0}, "thresholds": {"en": 0.5}},  # some of them
         {"combine": dict.fromkeys(("answer", "min", "mean", "share", "bias", "cut"), 0.0), "thresholds": {}},
         {  # sentence weights over another state size
@@ -343,3 +357,29 @@ async def test_a_long_answer_passes_or_fails_by_the_long_answers_threshold_and_s
     short = await check_item(tiny, Item(reference=reference, answer="It is 503 metres long."), options)
     assert short.label is AnswerLabel.INCONSISTENT and short.holistic.threshold == pytest.approx(0.6)
     assert "sentences" not in short.holistic.explanation
+
+
+@needs_model
+async def test_a_head_whose_sentence_head_only_marks_scores_a_flagged_answers_sentences_with_it(tiny, tmp_path):
+    """The verdict is the answer head's alone; the sentences of the flagged answer are each scored by the sentence
+    weights against the sentence threshold, and marked where they fall under it."""
+    from ragfacts.methods.precision.head import encode_weights
+
+    reference = "The bridge opened in 1932. It is 503 metres long. It cost 4 million dollars."
+    answer = "The bridge opened in 1932. It is 503 metres long. It cost 4 million dollars."
+    head = _head(np.zeros(576), bias=-3.0, sha256=tiny.weights_sha256())  # P(faithful) 0.047: flagged
+    head.sentences = {
+        "state_f32_base64": encode_weights(np.zeros(576)),
+        "bias": 2.0,  # every sentence P 0.88, under a sentence threshold of 0.9
+        "sentence_threshold": {"en": 0.9},
+    }
+    head.save(tmp_path / "marks.json")
+    options = CheckOptions(strategy="trained_head", head=str(tmp_path / "marks.json"))
+    flagged = await check_item(tiny, Item(reference=reference, answer=answer), options)
+    assert flagged.label is AnswerLabel.INCONSISTENT
+    assert flagged.holistic.probability == pytest.approx(1 / (1 + math.exp(3.0)), abs=1e-6)  # the answer alone
+    assert "sentences" not in flagged.holistic.explanation
+    scored = [s.score for s in flagged.segments if s.score is not None and s.score.probability is not None]
+    assert len(scored) == 3 and all(s.probability == pytest.approx(1 / (1 + math.exp(-2.0))) for s in scored)
+    assert all(s.label is AnswerLabel.INCONSISTENT for s in flagged.segments)  # each under 0.9
+    assert len(flagged.calls()) == 4  # the answer, then its 3 sentences to show which fail

@@ -12,7 +12,9 @@ and those prompts: anything else is refused, because the numbers would mean noth
 
 A head may also read a long answer sentence by sentence (`sentences`): each sentence of a multi-sentence answer
 is scored alone, and the answer's verdict combines its own logit with its sentences' (the lowest, the mean, the
-share under a cut), so that one unsupported sentence in a long answer is not diluted in the answer's state.
+share under a cut), so that one unsupported sentence in a long answer is not diluted in the answer's state. Its
+sentence weights, fitted on labelled sentences, may also only mark the unsupported sentences of a flagged answer,
+deciding no verdict.
 Long answers may also have thresholds of their own (`long_answers`): the probability shifts with length.
 
 A head file also carries the calibrations (`calibration.Calibration`) of the model's probability strategies,
@@ -311,8 +313,17 @@ def _check_sentences(block: dict[str, Any], state_size: int) -> None:
             raise ValueError(f"the sentences block needs combine weights {', '.join(_COMBINE)}")
         if not isinstance(decides, dict) or not decides:
             raise ValueError("the sentences block needs a threshold per language it decides, or sentence weights")
-    elif not isinstance(block.get("sentence_threshold"), dict) or not block["sentence_threshold"]:
-        raise ValueError("a sentences block that decides nothing needs a sentence_threshold per language it marks")
+        marks = block.get("sentence_threshold")
+        if weights and marks and not set(decides) <= set(marks):
+            raise ValueError("the sentences block's sentence_threshold must name every language it decides")
+    else:
+        if not isinstance(block.get("sentence_threshold"), dict) or not block["sentence_threshold"]:
+            raise ValueError("a sentences block that decides nothing needs a sentence_threshold per language")
+        if "combine" in block:
+            raise ValueError("a sentences block that decides nothing has no combine weights")
+    for value in (block.get("sentence_threshold") or {}).values():
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
+            raise ValueError("the sentences block's sentence_threshold values must be probabilities")
     if weights and ("bias" not in block or not state_size or len(decode_weights(weights)) != state_size):
         raise ValueError(f"the sentences block's weights need a bias and a state of {state_size} numbers")
 

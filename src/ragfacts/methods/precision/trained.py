@@ -9,8 +9,9 @@ reference says 1898"; a head trained with `evidence_veto` flags such an answer w
 that reads sentences (`Head.sentences`) adds one short pass per sentence of a longer answer, the reference's KV
 cache reused, and decides from the answer's logit and its sentences'.
 
-A flagged answer is explained by scoring (`explain.py`, unless `explain=none`): every sentence is scored by the
-same head (the sentence as the answer; once, where the verdict scored them already), the sentences holding an
+A flagged answer is explained by scoring (`explain.py`, unless `explain=none`): every sentence is scored alone
+(the sentence as the answer, by the head's sentence weights where it carries them for the language, else by the
+head itself; once, where the verdict scored them already), the sentences holding an
 unsupported number or name (else the least supported one) carry the verdict with their error type and reason;
 with `explain=generate` the paper's fact stage adds its explanation, best effort.
 """
