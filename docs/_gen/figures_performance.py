@@ -224,6 +224,16 @@ FIGURES: list[Figure] = [
     Figure(
         PERFORMANCE,
         "redaction_speed.json",
+        "`python benchmarks/redaction_speed.py` ({provenance.wall_s:.1f} s on {provenance.machine.cores} cores) runs",
+    ),
+    Figure(
+        "docs/install.md",
+        "model_assembly.json",
+        "a {gb:.1f} GB file, about {assembly_s.first:.0f} seconds on {provenance.machine.cores} cores;",
+    ),
+    Figure(
+        PERFORMANCE,
+        "redaction_speed.json",
         "each of the key's {rows[key=project key (56 characters)].runs} eight-character runs",
     ),
     Figure(

@@ -75,7 +75,7 @@ FIGURES: list[Figure] = [
     Figure(
         PAGE,
         "sentence_aggregate.json",
-        "its F1 of \"not supported\" is {sentence_f1[sentence head].test!i} against {sentence_f1[answer head].test!i} "
+        'its F1 of "not supported" is {sentence_f1[sentence head].test!i} against {sentence_f1[answer head].test!i} '
         "when the answer head scores each sentence as an answer of one sentence (AUC "
         "{sentence_f1[sentence head].test_auc:.3f} against {sentence_f1[answer head].test_auc:.3f};",
     ),
@@ -125,8 +125,8 @@ FIGURES: list[Figure] = [
         PAGE,
         "trained_head_per_genre.json",
         "LFQA scores {results[split=lfqa_test][method=@choice.shipped].balanced_accuracy!i} and "
-        "{paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the test paraphrases pass, but the "
-        "quality corpus's test split falls to {results[split=test][method=@choice.shipped].balanced_accuracy!i}\n"
+        "{paraphrases_passed[test paraphrases][@choice.shipped].all.value!p:.1f}% of the test paraphrases pass, but "
+        "the quality corpus's test split falls to {results[split=test][method=@choice.shipped].balanced_accuracy!i}\n"
         "(English {results[split=test][method=@choice.shipped][lang:en].value!p:.1f}) and MTRAG to "
         "{results[split=mtrag_test][method=@choice.shipped].balanced_accuracy.value!p:.1f}.",
     ),

