@@ -4,7 +4,7 @@ Creates a fresh venv in a temporary directory (with this interpreter; not timed)
 `pip install --no-binary llama-cpp-python --no-cache-dir llama-cpp-python==VERSION` in it: the download, the build
 environment, the compile and the install, as a user pays them, with nothing from pip's cache. VERSION is the one
 installed beside ragfacts here (pyproject.toml asks for >=0.3.2 and pins none), or `--version`. CMAKE_ARGS, if set,
-passes through to the build and is recorded. It uses every core for many minutes: run it on an idle machine.
+passes through to the build and is recorded. It uses every core for minutes: run it on an idle machine.
 
     python benchmarks/install_time.py [--version V]   # writes benchmarks/results/install_time.json
 """

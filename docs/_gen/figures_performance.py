@@ -226,6 +226,16 @@ FIGURES: list[Figure] = [
         "redaction_speed.json",
         "`python benchmarks/redaction_speed.py` ({provenance.wall_s:.1f} s on {provenance.machine.cores} cores) runs",
     ),
+    *(
+        Figure(page, "install_time.json", "({minutes:.1f} minutes on {provenance.machine.cores} cores, measured)")
+        for page in ("README.md", "docs/index.md")
+    ),
+    Figure(
+        "docs/install.md",
+        "install_time.json",
+        "(measured: {minutes:.1f} minutes on {provenance.machine.cores} cores with no GPU, `python\n"
+        "benchmarks/install_time.py`)",
+    ),
     Figure(
         "docs/install.md",
         "model_assembly.json",

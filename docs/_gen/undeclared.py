@@ -165,18 +165,11 @@ NOT_MEASURED: list[Listed] = [
 
 # Measurements that no file in benchmarks/results/ holds: `why` names what would produce one. Each is a debt: when
 # its script writes a results file, declare the figure in `_gen.figures_*` and delete the entry.
-_COMPILE = (
-    "llama-cpp-python compiled from source on 2 cores: `python benchmarks/install_time.py` records it in "
-    "install_time.json, not made yet (it takes both cores for about 15 minutes)"
-)
 _WALL = (
     "'s total wall time; its results file does not hold it yet (its next run records it: provenance's wall_s, "
     "as performance.py's total_s)"
 )
 NO_RESULTS_FILE: list[Listed] = [
-    Listed(README, "about 10 to 15 minutes on 2 cores", _COMPILE),
-    Listed("docs/index.md", "about 10 to 15 minutes on 2 cores", _COMPILE),
-    Listed(INSTALL, "about 10 to 15 minutes on 2 cores** (measured: 13.5 minutes on 2 cores", _COMPILE),
     Listed(
         "docs/guides/models.md",
         'answered "True" for 100% of facts',
