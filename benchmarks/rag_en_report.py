@@ -62,15 +62,10 @@ def share(flags: np.ndarray, rng: np.random.Generator) -> dict[str, float] | Non
     return interval(lambda gold, predicted: float(predicted.mean()), flags, flags, rng)
 
 
-def decides_with_sentences(head: Head) -> bool:
-    """Whether the head's verdicts read sentences (a sentences block may only mark a flagged answer's)."""
-    return any(head.reads_sentences(lang) for lang in ("en", "zh"))
-
-
 def decisions(head: Head, split: Split, path: Path, store: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """What the head decides on the rows of `split` (1 = passed) and its raw P(faithful) of each: a head that reads
     sentences from the answer's and its sentences' states (`sentence_aggregate.load`), as at run time."""
-    if not decides_with_sentences(head):
+    if not head.decides_with_sentences:
         return head_predict(head, split), head_probability(head, split)
     read = {a.id: a for a in load(path, store, head)[0]}
     missing = [r["id"] for r in split.rows if r["id"] not in read]
@@ -301,7 +296,7 @@ def main() -> None:
     for source, path in paths.items():
         split = loaded(source, path, store)
         report["answers"][source] = answers(head, split, path, store, fresh()) if split else {"extracted": 0}
-    if decides_with_sentences(head):  # the injections' sentences are not extracted: such a head is not replayed there
+    if head.decides_with_sentences:  # the injections' sentences are not extracted: such a head is not replayed there
         report["injections"] = {"skipped": "a head that reads sentences needs the injections' sentence states"}
     else:
         report["injections"] = injected_errors(head, paths, store)

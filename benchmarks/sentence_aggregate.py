@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 from _provenance import files, provenance
 from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
-from train_head import EVIDENCE_FLAGS, SEED, best_threshold, head_decisions, interval
+from train_head import SEED, best_threshold, flagged, head_decisions, interval
 
-from ragfacts.evidence import FEATURE_NAMES, feature_vector
+from ragfacts.evidence import feature_vector
 from ragfacts.methods.precision.calibration import fit_logistic
 from ragfacts.methods.precision.head import Head, encode_weights, shipped_head
 from ragfacts.methods.precision.training import auc, balanced_accuracy
@@ -144,16 +144,10 @@ def load(path: Path, store: dict[str, Any], head: Head) -> tuple[list[Answer], i
                     else [head_logit(head, whole, item.answer, reference, lang)]  # as the run does: its own logit
                 ),
                 labels=sentence_labels(row, item.answer, texts),
-                vetoed=head.evidence_veto and vetoes(item.answer, reference, lang),
+                vetoed=head.evidence_veto and flagged(feature_vector(item.answer, reference, lang)),
             )
         )
     return answers, missing
-
-
-def vetoes(answer: str, reference: str, lang: str) -> bool:
-    """Whether the evidence checks flag the answer: a number, date, amount or name the reference lacks."""
-    features = dict(zip(FEATURE_NAMES, feature_vector(answer, reference, lang), strict=True))
-    return any(features[name] > 0 for name in EVIDENCE_FLAGS)
 
 
 class SentenceHead:

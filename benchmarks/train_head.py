@@ -44,7 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import files, provenance
-from judge_features import load_store, read_items, request_key, store_dir
+from judge_features import load_store, read_items, request_key, sentence_requests, store_dir
 
 from ragfacts.evidence import FEATURE_NAMES, feature_vector
 from ragfacts.methods.precision.calibration import fit_logistic
@@ -248,25 +248,18 @@ class Model:
         vetoed = evidence_flags(dev) if self.veto else np.zeros(len(dev.rows), dtype=bool)
         long = np.array([r["sentences"] >= LONG_FROM for r in dev.rows])
         self.thresholds, self.long_thresholds = {}, {}
-        if self.long_dev is not None:  # one genre each: short answers' cuts from dev, long answers' from long_dev
-            other = self.long_dev
-            other_vetoed = evidence_flags(other) if self.veto else np.zeros(len(other.rows), dtype=bool)
-            other_long = np.array([r["sentences"] >= LONG_FROM for r in other.rows])
-            other_scores = self.score(other)
-            for lang in ("en", "zh"):
-                mask = np.array([r["lang"] == lang for r in other.rows]) & other_long
-                if min(int((other.gold[mask] == label).sum()) for label in (0, 1)) >= LONG_MIN:
-                    self.long_thresholds[lang] = self._best(other, other_scores, other_vetoed, mask)
-                mask = np.array([r["lang"] == lang for r in dev.rows])
-                if lang in self.long_thresholds and (mask & ~long).any():
-                    mask &= ~long
-                self.thresholds[lang] = self._best(dev, scores, vetoed, mask)
-            return
+        # long answers' cuts from long_dev where given (one threshold family per genre), else from dev's long answers
+        source = self.long_dev or dev
+        source_scores = self.score(source) if self.long_dev is not None else scores
+        source_vetoed = evidence_flags(source) if self.veto else np.zeros(len(source.rows), dtype=bool)
+        source_long = np.array([r["sentences"] >= LONG_FROM for r in source.rows])
         for lang in ("en", "zh"):
             mask = np.array([r["lang"] == lang for r in dev.rows])
-            counts = [int((dev.gold[mask & long] == label).sum()) for label in (0, 1)]
-            if min(counts) >= LONG_MIN and (mask & ~long).any():
-                self.long_thresholds[lang] = self._best(dev, scores, vetoed, mask & long)
+            both = np.array([r["lang"] == lang for r in source.rows]) & source_long
+            enough = min(int((source.gold[both] == label).sum()) for label in (0, 1)) >= LONG_MIN
+            if enough and (self.long_dev is not None or (mask & ~long).any()):
+                self.long_thresholds[lang] = self._best(source, source_scores, source_vetoed, both)
+            if lang in self.long_thresholds and (mask & ~long).any():
                 mask &= ~long
             self.thresholds[lang] = self._best(dev, scores, vetoed, mask)
 
@@ -378,10 +371,17 @@ def boosted(split: Split, factor: float) -> Split:
     return Split(**{**split.__dict__, "rows": [{**r, "boost": factor} for r in split.rows]})
 
 
+_FLAGS = [FEATURE_NAMES.index(name) for name in EVIDENCE_FLAGS]
+
+
 def evidence_flags(split: Split) -> np.ndarray:
     """Whether the evidence checks found a number, date, amount or name of the answer missing from the reference."""
-    flags = [FEATURE_NAMES.index(name) for name in EVIDENCE_FLAGS]
-    return split.evidence[:, flags].max(axis=1) > 0
+    return split.evidence[:, _FLAGS].max(axis=1) > 0
+
+
+def flagged(evidence: np.ndarray) -> bool:
+    """`evidence_flags` of one answer's evidence features (`feature_vector`)."""
+    return bool(np.asarray(evidence)[_FLAGS].max() > 0)
 
 
 def file_weights(rows: list[dict[str, Any]], gold: np.ndarray) -> np.ndarray:
@@ -645,7 +645,7 @@ def main() -> None:
             "provenance": made_from,  # the run that wrote the head: the same as its results file's
         }
         written = head_model.head(train, figures)
-        if before is not None and before.sentences and not before.sentences.get("thresholds"):
+        if before is not None and before.sentences and not before.decides_with_sentences:
             # A sentence head that only marks sentences reads the sentence's state alone, not the answer head's
             # weights: it stays (benchmarks/sentence_aggregate.py --write-head ... --localise-only made it).
             written.sentences = before.sentences
@@ -680,8 +680,6 @@ def head_decisions(
     decides (`trained.run_trained_head`): the answer head's probability, or, where the head reads the sentences of
     answers in the row's language, the combined probability of the answer and its sentences; the threshold for the
     language and length; the evidence veto. A row whose answer or sentence states are not all stored is left out."""
-    from judge_features import sentence_requests
-
     if head.model_sha256 != DEFAULT_MODEL.sha256:
         raise SystemExit(f"the stored states are the embedded model's; the head is for {head.model_sha256}")
     out: dict[str, tuple[float, bool]] = {}
@@ -706,7 +704,7 @@ def head_decisions(
             probability = head.combined_probability(logit, logits)
         else:
             probability = sigmoid(logit)
-        vetoed = head.evidence_veto and any(evidence[FEATURE_NAMES.index(name)] > 0 for name in EVIDENCE_FLAGS)
+        vetoed = head.evidence_veto and flagged(evidence)
         out[item.id] = (probability, probability >= head.threshold(lang, len(sentences)) and not vetoed)
     return out
 

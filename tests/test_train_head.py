@@ -113,6 +113,24 @@ def test_with_a_long_dev_file_long_answers_cuts_come_from_it_and_short_answers_c
     assert per_genre.thresholds["en"] == 0.8 and per_genre.long_thresholds == {"en": 0.4}
 
 
+def _one_number_head(**changes):
+    """A head for the embedded model over a state of one number, its logit that number, threshold 0.5."""
+    from ragfacts.methods.precision.head import Head
+    from ragfacts.models.local.embedded import DEFAULT_MODEL
+
+    fields = {
+        "model_sha256": DEFAULT_MODEL.sha256,
+        "model_size": DEFAULT_MODEL.size,
+        "prompts": {},
+        "state_weights": np.array([1.0]),
+        "baseline_weight": 0.0,
+        "evidence_weights": np.zeros(len(train_head.FEATURE_NAMES)),
+        "bias": 0.0,
+        "thresholds": {"en": 0.5},
+    }
+    return Head(**(fields | changes))
+
+
 def test_the_replay_decides_as_check_does_with_a_head_that_reads_sentences(tmp_path):
     """benchmarks/default_bench.py compares `ragfacts bench` with this replay: an answer of two sentences is
     decided by the combined probability of its own logit and its sentences', against the sentences' threshold."""
@@ -134,20 +152,11 @@ def test_the_replay_decides_as_check_does_with_a_head_that_reads_sentences(tmp_p
     store = {request_key(item, "en", DEFAULT_MODEL.sha256)[0]: {**state, "state": np.array([2.0])}}
     for (_, key, _), value in zip(sentence_requests(item, "en", DEFAULT_MODEL.sha256), (1.0, -3.0), strict=True):
         store[key] = {**state, "state": np.array([value])}
-    names = train_head.FEATURE_NAMES
-    head = Head(
-        model_sha256=DEFAULT_MODEL.sha256,
-        model_size=DEFAULT_MODEL.size,
-        prompts={},
-        state_weights=np.array([1.0]),
-        baseline_weight=0.0,
-        evidence_weights=np.zeros(len(names)),
-        bias=0.0,
-        thresholds={"en": 0.5},
+    head = _one_number_head(
         sentences={
             "combine": {"answer": 1.0, "min": 1.0, "mean": 0.0, "share": 0.0, "bias": 0.0, "cut": 0.0},
             "thresholds": {"en": 0.4},
-        },
+        }
     )
     probability, passed = train_head.head_decisions(head, path, store)["a"]
     # answer logit 2, the lowest sentence logit -3: combined logit -1, under the sentences' threshold of 0.4
@@ -170,7 +179,6 @@ def test_the_replay_applies_the_evidence_veto_whatever_the_probability(tmp_path)
     from benchmarks.judge_features import request_key
 
     from ragfacts.items import Item
-    from ragfacts.methods.precision.head import Head
     from ragfacts.models.local.embedded import DEFAULT_MODEL
 
     reference, answer = "The bridge opened in 1932.", "The bridge opened in 1931."
@@ -178,16 +186,7 @@ def test_the_replay_applies_the_evidence_veto_whatever_the_probability(tmp_path)
     path.write_text(json.dumps({"id": "b", "reference": reference, "answer": answer, "label": "inconsistent"}) + "\n")
     key = request_key(Item(id="b", reference=reference, answer=answer), "en", DEFAULT_MODEL.sha256)[0]
     store = {key: {"lp_yes": 0.0, "lp_no": 0.0, "state": np.array([5.0])}}
-    head = Head(
-        model_sha256=DEFAULT_MODEL.sha256,
-        model_size=DEFAULT_MODEL.size,
-        prompts={},
-        state_weights=np.array([1.0]),
-        baseline_weight=0.0,
-        evidence_weights=np.zeros(len(train_head.FEATURE_NAMES)),
-        bias=0.0,
-        thresholds={"en": 0.5},
-    )
+    head = _one_number_head()
     assert train_head.head_decisions(head, path, store)["b"][1]  # P(faithful) 0.99 passes ...
     head.evidence_veto = True
     probability, passed = train_head.head_decisions(head, path, store)["b"]

@@ -151,9 +151,14 @@ class Head:
             return self.logit(np.asarray(state, dtype=np.float64), log_odds, evidence)
         return float(np.asarray(state, dtype=np.float64) @ decode_weights(weights)) + float(self.sentences["bias"])
 
+    @property
+    def decides_with_sentences(self) -> bool:
+        """Whether the sentences block decides verdicts in some language (else it only marks sentences, or is none)."""
+        return bool(self.sentences.get("thresholds"))
+
     def reads_sentences(self, lang: str) -> bool:
         """Whether answers in `lang` are decided with their sentences (the block names a threshold for it)."""
-        return bool(self.sentences) and lang in (self.sentences.get("thresholds") or {})
+        return self.decides_with_sentences and lang in self.sentences["thresholds"]
 
     def sentence_threshold(self, lang: str) -> float:
         """The probability under which a sentence scored alone is marked unsupported."""
