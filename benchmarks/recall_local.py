@@ -8,6 +8,9 @@ Reported per method and answer type: verification calls, prompt/completion token
 facts judged True, N/A and failures (the paper's Table 3 and Figure 3, without human labels).
 
     python benchmarks/recall_local.py --data ../shared/data/wikieval_sample10.jsonl --model local
+
+`-M KEY=VALUE` passes a model option, as `ragfacts -M` does: `-M schema_in_prompt=false --methods faaf` measures
+what a grammar alone does when the model is not shown the schema (benchmarks/results/recall_schema_hidden.json).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ragfacts.methods.prompt_tf import read_verdict
 from ragfacts.methods.verdicts import Verification
 from ragfacts.runs.evaluation import Evaluation, RunSettings
 from ragfacts.runs.progress import LineProgress
-from ragfacts.runtime import Runtime, Settings
+from ragfacts.runtime import Runtime, Settings, parse_model_options
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import elapsed, files, provenance
@@ -47,7 +50,16 @@ def main() -> None:
     args = _arguments()
     made_from = provenance(data=files(args.data))
     report = asyncio.run(
-        measure(args.data, args.out, args.model, args.base_url, args.concurrency, args.limit, args.methods)
+        measure(
+            args.data,
+            args.out,
+            args.model,
+            args.base_url,
+            args.concurrency,
+            args.limit,
+            args.methods,
+            parse_model_options(args.model_option),
+        )
     )
     report = {"provenance": {**made_from, "wall_s": elapsed()}, **report}
     (args.out / "recall_local.json").write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", "utf-8")
@@ -65,6 +77,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None, help="judge at most N more answers (a rerun goes on)")
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight (local models run one)")
     parser.add_argument("--methods", nargs="+", default=METHODS, choices=list(NAMES), help="the methods to compare")
+    parser.add_argument(
+        "-M", "--model-option", action="append", default=[], metavar="KEY=VALUE", help="a model option, as ragfacts -M"
+    )
     return parser.parse_args()
 
 
@@ -76,9 +91,12 @@ async def measure(
     concurrency: int,
     limit: int | None,
     methods: list[str] = METHODS,
+    options: dict[str, object] | None = None,
 ) -> dict[str, Any]:
     """Run every method on every answer into OUT/run, then tabulate; a rerun resumes."""
-    settings = Settings(model=model, base_url=base_url, concurrency=concurrency, cache_dir=out / "cache")
+    settings = Settings(
+        model=model, base_url=base_url, concurrency=concurrency, cache_dir=out / "cache", options=options or {}
+    )
     runtime = Runtime(settings)
     evaluation = Evaluation(
         Dataset.open(data),
