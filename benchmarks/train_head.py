@@ -211,6 +211,15 @@ class Model:
         self.thresholds: dict[str, float] = {}
         self.long_thresholds: dict[str, float] = {}  # answers of LONG_FROM sentences or more
         self.long_dev: Split | None = None  # where long answers' thresholds are chosen, if not on dev
+        # (paraphrases, their originals, strength): a penalty on the difference of each pair's logits, so that a
+        # rewording scores as its original (benchmarks/paraphrase_invariance.py); None: none
+        self.invariance: tuple[Split, Split, float] | None = None
+
+    def unfitted(self) -> Model:
+        """A model of the same configuration, not fitted (for cross-fitting)."""
+        copy = Model(self.name, self.use_state, self.use_evidence)
+        copy.invariance = self.invariance
+        return copy
 
     def design(self, split: Split) -> np.ndarray:
         parts = []
@@ -234,8 +243,13 @@ class Model:
         self.mean = train.state.mean(axis=0)
         self.scale = train.state.std(axis=0) + 1e-3
         self.penalty = penalty
+        strength: np.ndarray = self.penalties(penalty)
+        if self.invariance is not None:
+            paraphrases, originals, mu = self.invariance
+            difference = self.design(paraphrases) - self.design(originals)
+            strength = np.diag(strength) + mu * (difference.T @ difference) / len(difference)
         self.weights, self.bias = fit_logistic(
-            self.design(train), train.gold.astype(float), self.penalties(penalty), sample_weights(train)
+            self.design(train), train.gold.astype(float), strength, sample_weights(train)
         )
 
     def score(self, split: Split) -> np.ndarray:
@@ -341,7 +355,7 @@ def cross_fitted(
     scores = np.zeros(len(dev.rows))
     for k in range(folds):
         held = fold == k
-        part = Model(model.name, model.use_state, model.use_evidence)
+        part = model.unfitted()
         part.fit(concat("train+dev", train, boosted(subset(dev, ~held), boost)), penalty)
         scores[held] = part.score(subset(dev, held))
     model.fit(concat("train+dev", train, boosted(dev, boost)), penalty)

@@ -71,6 +71,18 @@ def test_a_strong_penalty_shrinks_the_penalised_weights_only():
     assert abs(weights[0]) < 1e-3 and abs(weights[1]) < 1e-6  # the second carries no signal at all
 
 
+def test_a_penalty_matrix_penalises_a_direction_and_a_diagonal_one_is_the_vector():
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(300, 2))
+    labels = (features @ np.array([1.5, 1.5]) + rng.normal(scale=0.5, size=300) > 0).astype(float)
+    vector = np.array([0.01, 0.02])
+    assert np.allclose(fit_logistic(features, labels, vector)[0], fit_logistic(features, labels, np.diag(vector))[0])
+    # penalising the difference of the two weights strongly makes them equal, whatever else the data say
+    difference = np.array([1.0, -1.0])
+    weights, _ = fit_logistic(features * np.array([1.0, 0.5]), labels, 1e4 * np.outer(difference, difference))
+    assert abs(weights[0] - weights[1]) < 1e-3 and weights[0] > 0.5
+
+
 def test_log_odds_counts_an_unseen_label_as_minus_thirty():
     assert log_odds({"Yes": math.log(0.8), "No": math.log(0.2)}, "Yes", "No") == pytest.approx(math.log(4))
     assert log_odds({"Yes": -0.1, "No": None}, "Yes", "No") == pytest.approx(29.9)

@@ -184,23 +184,26 @@ def fit_logistic(
 ) -> tuple[np.ndarray, float]:
     """L2-penalised logistic regression by Newton's method: (weights, bias).
 
-    `penalty` is the L2 strength per feature (0 leaves a feature free); the bias is never penalised, and is 0
-    without `intercept`.
+    `penalty` is the L2 strength per feature (0 leaves a feature free), or a symmetric positive semi-definite
+    matrix R over the features (a penalty on directions: 0.5 * beta' R beta); the bias is never penalised, and
+    is 0 without `intercept`.
     Minimises sum_i w_i * logloss_i / sum_i w_i + 0.5 * sum_j penalty_j * beta_j^2.
     """
     n = features.shape[0]
     weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     weight = weight / weight.sum()
     design = np.hstack([features, np.ones((n, 1 if intercept else 0))])
-    reg = np.asarray(penalty, dtype=np.float64)
-    reg = np.append(reg, 0.0) if intercept else reg
+    given = np.asarray(penalty, dtype=np.float64)
+    reg = np.diag(given) if given.ndim == 1 else given
+    if intercept:
+        reg = np.pad(reg, ((0, 1), (0, 1)))
     beta = np.zeros(design.shape[1])
     for _ in range(iterations):
         z = design @ beta
         p = 1.0 / (1.0 + np.exp(-z))
-        gradient = design.T @ (weight * (p - labels)) + reg * beta
+        gradient = design.T @ (weight * (p - labels)) + reg @ beta
         curvature = weight * p * (1.0 - p)
-        hessian = (design * curvature[:, None]).T @ design + np.diag(reg) + 1e-10 * np.eye(len(beta))
+        hessian = (design * curvature[:, None]).T @ design + reg + 1e-10 * np.eye(len(beta))
         step = np.linalg.solve(hessian, gradient)
         beta -= step
         if float(np.abs(step).max()) < tolerance:
