@@ -54,11 +54,20 @@ def _synth_local(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, 
     }
 
 
+def _minutes(data: dict[str, Any]) -> int | None:
+    """A run's wall time in whole minutes, as the prose gives a script's duration (None: the file has none)."""
+    wall = data["provenance"].get("wall_s")
+    return None if wall is None else round(wall / 60)
+
+
 def _server_vs_inprocess(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
     runs = data["runs"]
     return {
-        f"faster{level}": runs[f"in-process c{level}"]["answers_per_s"] / runs[f"server c{level}"]["answers_per_s"]
-        for level in (1, 8)
+        **{
+            f"faster{level}": runs[f"in-process c{level}"]["answers_per_s"] / runs[f"server c{level}"]["answers_per_s"]
+            for level in (1, 8)
+        },
+        "minutes": _minutes(data),
     }
 
 
@@ -69,6 +78,7 @@ def _grammar_cost(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
         "same_text": sum(call["same_text_as_grammar"] for call in checked),
         "checked": len(checked),
         **_grammar_build(data, load),
+        "minutes": _minutes(data),
     }
 
 
@@ -83,6 +93,7 @@ def _http_stack(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, A
     return {
         **{f"direct_vs_sdk{level}": wall("direct", level) / wall("aiohttp", level) for level in (32, 64)},
         "latency_ms": 1000 * data["latency_s"],
+        "minutes": _minutes(data),
     }
 
 
@@ -213,6 +224,11 @@ FIGURES: list[Figure] = [
         "({$server1.prompt_tokens:,} prompt tokens against {$inprocess1.prompt_tokens:,})",
     ),
     Figure(GUIDE_MODELS, "grammar_cost.json", "{summary.grammar.calls} representative calls"),
+    Figure(
+        GUIDE_MODELS,
+        "grammar_cost.json",
+        "(`python benchmarks/grammar_cost.py`, about {derived.minutes} minutes on {provenance.machine.cores} cores;",
+    ),
     Figure(
         GUIDE_MODELS,
         "grammar_cost.json",

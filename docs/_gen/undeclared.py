@@ -187,7 +187,6 @@ NO_RESULTS_FILE: list[Listed] = [
     Listed(
         "docs/guides/models.md", "(about 10 minutes on 2 cores)", "python benchmarks/server_vs_inprocess.py" + _WALL
     ),
-    Listed("docs/guides/models.md", "about 15 minutes on 2 cores;", "python benchmarks/grammar_cost.py" + _WALL),
     Listed("docs/guides/models.md", "(about 6 minutes on 2 cores)", "python benchmarks/http_stack.py" + _WALL),
     Listed(PERFORMANCE, "(about 2 minutes;", "python benchmarks/peers_speed.py" + _WALL),
     Listed(PERFORMANCE, "about 25 minutes on 2 cores", "python benchmarks/prefix_reuse.py --no-replay" + _WALL),
