@@ -5,8 +5,10 @@ The shipped head's configuration (`train_head.py`'s defaults: the state + eviden
 squared difference of the logits of each faithful paraphrase of the paraphrases' train file and its original (a
 train row), a penalty on the directions in which a rewording moves the state. MU = 0 is the shipped configuration.
 
-Chosen on dev: the least MU whose dev paraphrases pass at least TARGET (the issue's 90%), beside MU = 0. Test is read
-after, for both, with bootstrap intervals: the quality test split, per language, and the test paraphrases.
+Chosen on dev: the least MU whose dev paraphrases pass at least TARGET (the issue's 90%), beside MU = 0. The other
+way to pass more paraphrases, lower thresholds, is measured beside them: MU = 0 with each language's threshold
+lowered to the highest at which TARGET of its dev paraphrases pass. Test is read after, for all three, with
+bootstrap intervals: the quality test split, per language, and the test paraphrases.
 
     python benchmarks/paraphrase_invariance.py
 """
@@ -15,9 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import elapsed, files, provenance
@@ -34,6 +39,7 @@ from train_head import (
     cross_fitted,
     dev_auc,
     evaluate,
+    evidence_flags,
     file_weights,
     load_split,
     pass_rates,
@@ -71,8 +77,33 @@ def pairs(paraphrases: Split, train: Split) -> tuple[Split, Split]:
     return para, originals
 
 
-def trial(mu: float, train: Split, dev: Split, invariance: tuple[Split, Split]) -> tuple[Model, dict[str, Any]]:
-    """The shipped configuration refitted with strength `mu`; its dev figures (out of fold)."""
+def lowered(model: Model, paraphrases: Split) -> Model:
+    """`model` with each language's threshold lowered (never raised) to the highest at which TARGET of its
+    paraphrases pass; a language where the evidence veto alone fails more than that keeps its threshold."""
+    copy = model.unfitted()
+    copy.mean, copy.scale, copy.weights, copy.bias, copy.veto = (
+        model.mean,
+        model.scale,
+        model.weights,
+        model.bias,
+        model.veto,
+    )
+    copy.name = f"{model.name}, thresholds lowered"
+    scores, vetoed = model.score(paraphrases), evidence_flags(paraphrases)
+    copy.thresholds = dict(model.thresholds)
+    for lang, cut in model.thresholds.items():
+        mask = np.array([r["lang"] == lang for r in paraphrases.rows])
+        needed = math.ceil(TARGET * int(mask.sum()))
+        passable = np.sort(scores[mask & ~vetoed])[::-1]
+        if 0 < needed <= len(passable):
+            copy.thresholds[lang] = min(cut, float(passable[needed - 1]))
+    return copy
+
+
+def trial(
+    mu: float, train: Split, dev: Split, invariance: tuple[Split, Split]
+) -> tuple[Model, dict[str, Any], np.ndarray]:
+    """The shipped configuration refitted with strength `mu`; its dev figures and dev scores (out of fold)."""
     model = Model(f"invariance {mu:g}", use_state=True, use_evidence=True)
     model.invariance = (*invariance, mu) if mu > 0 else None
     oof = cross_fitted(model, train, dev, PENALTY, DEV_ROW_WEIGHT)
@@ -86,7 +117,7 @@ def trial(mu: float, train: Split, dev: Split, invariance: tuple[Split, Split]) 
         ),
         "thresholds": vetoed.thresholds,
     }
-    return vetoed, figures
+    return vetoed, figures, oof
 
 
 def main() -> None:
@@ -100,9 +131,9 @@ def main() -> None:
     paraphrased = {name: load_split(f"{name} paraphrases", path, store) for name, path in PARAPHRASE_FILES.items()}
     invariance = pairs(paraphrased["train"], train)
 
-    rows, models = [], {}
+    rows, models, out_of_fold = [], {}, {}
     for mu in GRID:
-        model, figures = trial(mu, train, dev, invariance)
+        model, figures, out_of_fold[mu] = trial(mu, train, dev, invariance)
         originals = subset_by_ids(dev, [r["id"].removesuffix(":para") for r in paraphrased["dev"].rows])
         figures["dev_paraphrases"] = pass_rates(
             paraphrased["dev"], model.predict(paraphrased["dev"]), originals, model.predict
@@ -112,12 +143,24 @@ def main() -> None:
         models[mu] = model
     reaching = [r["mu"] for r in rows if r["dev_paraphrases"]["value"] >= TARGET]
     chosen = min(reaching) if reaching else None
+    lenient = lowered(models[0.0], paraphrased["dev"])
+    dev_originals = subset_by_ids(dev, [r["id"].removesuffix(":para") for r in paraphrased["dev"].rows])
+    thresholds_lowered = {
+        "thresholds": lenient.thresholds,
+        "dev_out_of_fold": evaluate(lenient.name, dev, lenient.predict(dev, out_of_fold[0.0]), out_of_fold[0.0], SEED)[
+            "balanced_accuracy"
+        ],
+        "dev_paraphrases": pass_rates(
+            paraphrased["dev"], lenient.predict(paraphrased["dev"]), dev_originals, lenient.predict
+        )["all"],
+    }
 
     tested = {}
-    for mu in sorted({0.0, *([chosen] if chosen is not None else [])}):
-        model = models[mu]
+    judges = {f"{mu:g}": models[mu] for mu in sorted({0.0, *([chosen] if chosen is not None else [])})}
+    judges["0, thresholds lowered"] = lenient
+    for key, model in judges.items():
         originals = subset_by_ids(test, [r["id"].removesuffix(":para") for r in paraphrased["test"].rows])
-        tested[f"{mu:g}"] = {
+        tested[key] = {
             "quality_test": evaluate(model.name, test, model.predict(test), model.score(test), SEED),
             "test_paraphrases": pass_rates(
                 paraphrased["test"], model.predict(paraphrased["test"]), originals, model.predict
@@ -133,6 +176,7 @@ def main() -> None:
         "target": TARGET,
         "dev": rows,
         "chosen_on_dev": chosen,
+        "thresholds_lowered": thresholds_lowered,
         "test": tested,
     }
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
