@@ -210,7 +210,12 @@ FIGURES: list[Figure] = [
         "A test split of {split.test} answers gives intervals about ±{derived.half_width} points wide",
     ),
     # docs/guides/models.md
-    Figure(GUIDE_MODELS, "server_vs_inprocess.json", "judges the same {items!n} answers of the quality corpus's"),
+    Figure(
+        GUIDE_MODELS,
+        "server_vs_inprocess.json",
+        "(about {derived.minutes} minutes on {provenance.machine.cores} cores) judges the same {items!n} answers of "
+        "the quality corpus's",
+    ),
     Figure(
         GUIDE_MODELS,
         "server_vs_inprocess.json",

@@ -184,9 +184,6 @@ NO_RESULTS_FILE: list[Listed] = [
         "`python benchmarks/recall_local.py --model local` with the schema left out of the prompt "
         "(`schema_in_prompt=false`)",
     ),
-    Listed(
-        "docs/guides/models.md", "(about 10 minutes on 2 cores)", "python benchmarks/server_vs_inprocess.py" + _WALL
-    ),
     Listed("docs/guides/models.md", "(about 6 minutes on 2 cores)", "python benchmarks/http_stack.py" + _WALL),
     Listed(PERFORMANCE, "(about 2 minutes;", "python benchmarks/peers_speed.py" + _WALL),
     Listed(PERFORMANCE, "about 25 minutes on 2 cores", "python benchmarks/prefix_reuse.py --no-replay" + _WALL),
