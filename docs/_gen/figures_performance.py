@@ -91,7 +91,12 @@ def _prefix_cacheable(data: dict[str, Any], load: Callable[[str], Any]) -> dict[
 def _prefix_reuse(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
     tokens = data["timed"]["comparison"]["evaluated_prompt_tokens"]
     reused = next(run for run in data["timed"]["runs"] if run["reuse_prefix"])
-    return {"skipped": 1 - tokens["with_reuse"] / tokens["without"], "minutes": round(reused["wall_s"] / 60)}
+    wall = data["provenance"].get("wall_s")
+    return {
+        "skipped": 1 - tokens["with_reuse"] / tokens["without"],
+        "minutes": round(reused["wall_s"] / 60),
+        "run_minutes": None if wall is None else round(wall / 60),  # the whole script's
+    }
 
 
 def _joint_stages(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
@@ -375,6 +380,12 @@ FIGURES: list[Figure] = [
         "prefix_cacheable.json",
         "(from {cacheable_share.rules.provider_min_tokens:,} tokens, in steps of "
         "{cacheable_share.rules.provider_step_tokens})",
+    ),
+    Figure(
+        PERFORMANCE,
+        "prefix_reuse.json",
+        "(`python benchmarks/prefix_reuse.py --no-replay`, about {derived.run_minutes} minutes on "
+        "{provenance.machine.cores} cores)",
     ),
     Figure(
         PERFORMANCE,

@@ -186,7 +186,6 @@ NO_RESULTS_FILE: list[Listed] = [
     ),
     Listed("docs/guides/models.md", "(about 6 minutes on 2 cores)", "python benchmarks/http_stack.py" + _WALL),
     Listed(PERFORMANCE, "(about 2 minutes;", "python benchmarks/peers_speed.py" + _WALL),
-    Listed(PERFORMANCE, "about 25 minutes on 2 cores", "python benchmarks/prefix_reuse.py --no-replay" + _WALL),
 ]
 
 
