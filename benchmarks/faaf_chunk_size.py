@@ -45,7 +45,8 @@ async def measure(facts_from: Path, out: Path, model: str | None, base_url: str 
     settings = Settings(model=model, base_url=base_url, concurrency=1, use_cache=False)
     runtime = Runtime(settings)
     dataset = Dataset.from_rows(items_with_facts(facts_from))
-    specs = {size: f"faaf:mode={mode},chunk_size={size}" for size in sizes}
+    # verify=function: chunks are of FaaF's structured call (on a model a head ships for, faaf would score facts)
+    specs = {size: f"faaf:mode={mode},chunk_size={size},verify=function" for size in sizes}
     evaluation = Evaluation(dataset, [create_method(s) for s in specs.values()], output=out / "run")
     try:
         chat = runtime.model()
