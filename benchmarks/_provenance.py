@@ -68,6 +68,16 @@ def files(*paths: Path) -> dict[str, Path]:
     return named
 
 
+# The checkout as the run started: the code that ran is the code at its start, whatever is committed or edited
+# while it runs (a benchmark imports this module with its other imports, before it runs anything).
+_STARTED_AT: str | None = None
+
+
+def commit_at_start() -> str | None:
+    """`commit()` as this process started (read when this module was first imported)."""
+    return _STARTED_AT
+
+
 def elapsed() -> float:
     """Seconds since this module was first imported: a run's wall time so far."""
     return round(time.monotonic() - _STARTED, 1)
@@ -81,14 +91,18 @@ def provenance(command: str | None = None, data: Mapping[str, Path | bytes] | No
         data: what the figures were computed from, by name: a file, or the bytes of data made on the fly.
 
     Returns:
-        {"command", "commit", "data": {name: SHA-256}, "machine": {"cores", "cpu", "python"}, "wall_s"}: `wall_s`
+        {"command", "commit", "data": {name: SHA-256}, "machine": {"cores", "cpu", "python"}, "wall_s"}: the commit
+        is the checkout's as the run started (`commit_at_start`), `wall_s`
         is `elapsed()` at this call, the run's wall time when called as it ends (a script that takes its provenance
         before it measures sets "wall_s" again from `elapsed()` as it writes).
     """
     return {
         "command": command or command_line(),
-        "commit": commit(),
+        "commit": commit_at_start(),
         "data": {name: sha256_of(source) for name, source in (data or {}).items()},
         "machine": machine(),
         "wall_s": elapsed(),
     }
+
+
+_STARTED_AT = commit()

@@ -203,6 +203,17 @@ def test_the_provenance_helper_records_the_command_the_commit_the_data_and_the_m
     }
 
 
+def test_the_provenance_records_the_commit_the_run_started_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Edits or commits made while a benchmark runs do not change the commit its file records: git is read once, as
+    the run starts."""
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError("git read again as the results are written")
+
+    monkeypatch.setattr(_provenance.subprocess, "run", no_git)
+    assert _provenance.provenance("python benchmarks/x.py")["commit"] == _provenance.commit_at_start()
+
+
 def test_the_shipped_default_run_end_to_end_agrees_with_the_replay_its_figures_come_from() -> None:
     """`ragfacts bench` with the default judge, on a sample of the test split, gives the labels that the replay of the
     stored states gives (benchmarks/default_bench.py): the figures of benchmarks/train_head.py are the product's."""
