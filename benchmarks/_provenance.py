@@ -34,7 +34,10 @@ def command_line() -> str:
 
 def commit() -> str | None:
     """The checkout's commit, with "+dirty" when tracked files differ from it; None outside a git checkout."""
-    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    try:
+        found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    except FileNotFoundError:  # no git on this machine
+        return None
     if found.returncode != 0:
         return None
     # Results files are left out: a benchmark rewrites its own, which would mark every later run dirty.

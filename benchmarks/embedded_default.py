@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _provenance import commit as commit  # re-exported: other scripts import commit and machine from here
 from _provenance import elapsed, files, provenance
-from _provenance import machine as machine
 from _quality_sample import DATA, ROOT, bench_sample, sample_arguments
 
 OUT = ROOT / "benchmarks" / "results" / "embedded_default.json"

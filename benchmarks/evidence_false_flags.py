@@ -33,7 +33,7 @@ from ragfacts.evidence import find_unsupported
 from ragfacts.runs.summary import bootstrap_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from embedded_default import commit, machine
+from _provenance import commit_at_start, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "evidence_false_flags.json"
@@ -102,7 +102,7 @@ def main() -> None:
     args = parser.parse_args()
     figures = {
         "command": f"python benchmarks/evidence_false_flags.py --mtrag {args.mtrag.name} --ares {args.ares.name}",
-        "commit": commit(),
+        "commit": commit_at_start(),
         "machine": machine(),
         "sources": {name: {"file": pinned[0], "sha256": pinned[1]} for name, pinned in PINNED.items()},
         "mtrag": measure(mtrag(args.mtrag)),

@@ -41,7 +41,7 @@ from ragfacts.models.local.embedded import DEFAULT_MODEL
 from ragfacts.runs.summary import bootstrap_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from embedded_default import commit, machine
+from _provenance import commit_at_start, machine
 from judge_features import CHUNK, load_store, row_key, save_chunk, store_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -331,7 +331,7 @@ def main() -> None:
             for flag in ("fit_only", "fit_weights", "from_readings")
             if getattr(args, flag)
         ),
-        "commit": commit(),
+        "commit": commit_at_start(),
         "data": {"source": SOURCE, "sha256": SHA256, "pairs": len(rows), "split": "by subtopic_id, SHA-256 parity"},
         "machine": machine(),
         "model": "local (the embedded Qwen2.5-Coder-1.5B Q4_K_M, its shipped head)",

@@ -10,7 +10,8 @@ facts judged True, N/A and failures (the paper's Table 3 and Figure 3, without h
     python benchmarks/recall_local.py --data ../shared/data/wikieval_sample10.jsonl --model local
 
 `-M KEY=VALUE` passes a model option, as `ragfacts -M` does: `-M schema_in_prompt=false --methods faaf` measures
-what a grammar alone does when the model is not shown the schema (benchmarks/results/recall_schema_hidden.json).
+what a grammar alone does when the model is not shown the schema (its OUT/recall_local.json is kept as
+benchmarks/results/recall_schema_hidden.json).
 """
 
 from __future__ import annotations

@@ -94,17 +94,23 @@ class Split:
 
 def subset(split: Split, mask: np.ndarray, name: str | None = None) -> Split:
     """The rows of `split` where `mask` holds."""
+    return take(split, np.flatnonzero(mask), name)
+
+
+def take(split: Split, indices: np.ndarray | list[int], name: str | None = None) -> Split:
+    """The rows of `split` at `indices`, in that order."""
+    at = np.asarray(indices, dtype=int)
     return Split(
         name=name or split.name,
-        rows=[r for r, keep in zip(split.rows, mask, strict=True) if keep],
-        state=split.state[mask],
-        log_odds=split.log_odds[mask],
-        p_yes=split.p_yes[mask],
-        evidence=split.evidence[mask],
-        gold=split.gold[mask],
-        total=int(mask.sum()),
-        tokens=split.tokens[mask],
-        seconds=split.seconds[mask],
+        rows=[split.rows[i] for i in at],
+        state=split.state[at],
+        log_odds=split.log_odds[at],
+        p_yes=split.p_yes[at],
+        evidence=split.evidence[at],
+        gold=split.gold[at],
+        total=len(at),
+        tokens=split.tokens[at],
+        seconds=split.seconds[at],
     )
 
 
@@ -216,9 +222,10 @@ class Model:
         self.invariance: tuple[Split, Split, float] | None = None
 
     def unfitted(self) -> Model:
-        """A model of the same configuration, not fitted (for cross-fitting)."""
-        copy = Model(self.name, self.use_state, self.use_evidence)
-        copy.invariance = self.invariance
+        """A model of the same configuration (features, veto, invariance, where long answers' cuts come from), not
+        fitted (for cross-fitting)."""
+        copy = Model(self.name, self.use_state, self.use_evidence, veto=self.veto)
+        copy.invariance, copy.long_dev = self.invariance, self.long_dev
         return copy
 
     def design(self, split: Split) -> np.ndarray:
@@ -348,19 +355,38 @@ def cross_fitted(
 ) -> np.ndarray:
     """Fit `model` on train + all of dev; return dev's out-of-fold scores (each fold scored by a model fitted on
     train + the other folds, folds grouped by reference document), on which its thresholds are chosen."""
+    return cross_fitted_with(model, train, dev, None, penalty, boost, folds)[0]
+
+
+def cross_fitted_with(
+    model: Model,
+    train: Split,
+    dev: Split,
+    companion: tuple[Split, list[int]] | None,
+    penalty: float,
+    boost: float = 1.0,
+    folds: int = 5,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`cross_fitted`, and out-of-fold scores of companion rows made from dev rows (a paraphrase of a dev answer):
+    `companion` is (rows, the index in dev of the row each was made from); each is scored by the model fitted
+    without its dev row's fold, so nothing it was made from was trained on."""
     groups = sorted({r["group"] for r in dev.rows})
     order = np.random.default_rng(SEED).permutation(len(groups))
     fold_of = {groups[g]: n % folds for n, g in enumerate(order)}
     fold = np.array([fold_of[r["group"]] for r in dev.rows])
     scores = np.zeros(len(dev.rows))
+    companion_fold = fold[companion[1]] if companion else np.zeros(0, dtype=int)
+    companion_scores = np.zeros(len(companion_fold))
     for k in range(folds):
         held = fold == k
         part = model.unfitted()
         part.fit(concat("train+dev", train, boosted(subset(dev, ~held), boost)), penalty)
         scores[held] = part.score(subset(dev, held))
+        if companion and (companion_fold == k).any():
+            companion_scores[companion_fold == k] = part.score(subset(companion[0], companion_fold == k))
     model.fit(concat("train+dev", train, boosted(dev, boost)), penalty)
     model.choose_thresholds(dev, scores)
-    return scores
+    return scores, companion_scores
 
 
 def holistic_request_id(lang: str) -> str:
