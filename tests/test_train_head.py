@@ -191,3 +191,26 @@ def test_the_replay_applies_the_evidence_veto_whatever_the_probability(tmp_path)
     head.evidence_veto = True
     probability, passed = train_head.head_decisions(head, path, store)["b"]
     assert probability > 0.99 and not passed  # ... unless the veto flags 1931 against 1932
+
+
+def test_a_row_made_from_a_dev_row_is_scored_by_the_model_fitted_without_that_rows_fold():
+    # a "paraphrase" identical to each dev row: its out-of-fold score is its original's, never an in-sample one
+    rng = np.random.default_rng(3)
+    train = split_of([("train", g) for g in [1, 0] * 30])
+    train.log_odds = np.where(train.gold == 1, 2.0, -2.0) + rng.normal(size=60)
+    dev = split_of([("quality", g) for g in [1, 0] * 10])
+    dev.log_odds = np.where(dev.gold == 1, 1.0, -1.0) + rng.normal(size=20)
+    copies = train_head.take(dev, [5, 0, 12])
+    model = train_head.Model("m", use_state=False, use_evidence=False)
+    scores, copied = train_head.cross_fitted_with(model, train, dev, (copies, [5, 0, 12]), 0.0, boost=64.0)
+    assert np.allclose(copied, scores[[5, 0, 12]])
+    assert not np.allclose(copied, model.score(copies))  # the final model, fitted on all of dev, scores otherwise
+
+
+def test_a_model_made_for_cross_fitting_keeps_its_configuration():
+    model = train_head.Model("m", use_state=True, use_evidence=True, veto=True)
+    model.long_dev = split_of([("lfqa", 1)])
+    model.invariance = (split_of([("p", 1)]), split_of([("o", 1)]), 0.5)
+    fresh = model.unfitted()
+    assert (fresh.use_state, fresh.use_evidence, fresh.veto) == (True, True, True)
+    assert fresh.long_dev is model.long_dev and fresh.invariance is model.invariance and fresh.weights is None
