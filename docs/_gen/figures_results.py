@@ -128,8 +128,9 @@ def _trained_head(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
     shipped = resolve(data, ALIASES["shipped"])
     english = {source: shipped[f"source:{source}"] for source in ENGLISH_SOURCES}
     answers = sum(figure["n"] for figure in english.values())
-    hard = english["FaithBench"]
+    hard, easy = english["FaithBench"], english["HaluEval QA"]
     rest = answers - hard["n"]
+    hardest = rest - easy["n"]  # the sources left once FaithBench and HaluEval QA are where the head has them
     return {
         "pairs_read": sum(split["extracted"] for split in data["sizes"].values()),
         # the training paraphrases: the rows the study trained with them reads beyond this one's
@@ -139,6 +140,9 @@ def _trained_head(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
         # what the other English sources would need, on average, for English to reach ENGLISH_GOAL with FaithBench
         # where the head has it
         "english_others_needed": (ENGLISH_GOAL * answers - hard["value"] * hard["n"]) / rest,
+        "english_hardest": hardest,
+        "english_hardest_needed": (ENGLISH_GOAL * answers - hard["value"] * hard["n"] - easy["value"] * easy["n"])
+        / hardest,
     }
 
 
@@ -377,14 +381,17 @@ FIGURES: list[Figure] = [
     Figure(
         PRECISION,
         "trained_head.json",
-        "FaithBench's summaries ({$shipped[source:FaithBench].n} of the {derived.english_answers} English answers)",
+        "FaithBench's summaries ({$shipped[source:FaithBench].n} of the {derived.english_answers} answers of the "
+        "four English sources)",
     ),
     Figure(
         PRECISION,
         "trained_head.json",
         "the head scores {$shipped[source:FaithBench].value!p:.1f} there. With FaithBench where it is, an English "
         "figure of 80 needs {derived.english_others_needed!p:.1f} on average over the other "
-        "{derived.english_others} English answers",
+        "{derived.english_others} answers. The head has {$shipped[source:HaluEval QA].value!p:.1f} on HaluEval QA's "
+        "{$shipped[source:HaluEval QA].n} already, so Factcheck-GPT's and SummEdits' {derived.english_hardest} would "
+        "need {derived.english_hardest_needed!p:.1f}:",
     ),
     Figure(
         PRECISION,
