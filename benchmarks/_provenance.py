@@ -33,16 +33,21 @@ def command_line() -> str:
 
 
 def commit() -> str | None:
-    """The checkout's commit, with "+dirty" when tracked files differ from it; None outside a git checkout."""
+    """The checkout's commit, with "+dirty" when tracked code or data differ from it (results files and the pages
+    that quote them aside); None outside a git checkout."""
     try:
         found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
     except FileNotFoundError:  # no git on this machine
         return None
     if found.returncode != 0:
         return None
-    # Results files are left out: a benchmark rewrites its own, which would mark every later run dirty.
+    # Results files are left out (a benchmark rewrites its own, which would mark every later run dirty), and so are
+    # the pages that quote them (README.md, docs/): neither changes what a benchmark runs.
     changed = subprocess.run(
-        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!benchmarks/results"],
+        [
+            *("git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", "."),
+            *(":!benchmarks/results", ":!docs", ":!README.md"),
+        ],
         capture_output=True,
         text=True,
     )

@@ -46,6 +46,13 @@ class Figure:
     text: str  # the snippet as the page has it, every figure a field
 
 
+def wall_minutes(data: Mapping[str, Any]) -> int | None:
+    """A results file's run time (its provenance's `wall_s`) in whole minutes, as the prose gives how long a script
+    runs; None where the file does not record it."""
+    wall = data.get("provenance", {}).get("wall_s")
+    return None if wall is None else round(wall / 60)
+
+
 def resolve(data: Any, path: str) -> Any:
     """The value at `path` in `data` (see the module's docstring); KeyError naming the step that fails."""
     value, matched = data, None  # matched: the items the filters so far leave, while filters follow one another

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from _gen.figures import Figure
+from _gen.figures import Figure, wall_minutes
 
 ALIASES = {
     # server_vs_inprocess.json
@@ -54,12 +54,6 @@ def _synth_local(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, 
     }
 
 
-def _minutes(data: dict[str, Any]) -> int | None:
-    """A run's wall time in whole minutes, as the prose gives a script's duration (None: the file has none)."""
-    wall = data["provenance"].get("wall_s")
-    return None if wall is None else round(wall / 60)
-
-
 def _server_vs_inprocess(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
     runs = data["runs"]
     return {
@@ -67,7 +61,7 @@ def _server_vs_inprocess(data: dict[str, Any], load: Callable[[str], Any]) -> di
             f"faster{level}": runs[f"in-process c{level}"]["answers_per_s"] / runs[f"server c{level}"]["answers_per_s"]
             for level in (1, 8)
         },
-        "minutes": _minutes(data),
+        "minutes": wall_minutes(data),
     }
 
 
@@ -78,7 +72,7 @@ def _grammar_cost(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
         "same_text": sum(call["same_text_as_grammar"] for call in checked),
         "checked": len(checked),
         **_grammar_build(data, load),
-        "minutes": _minutes(data),
+        "minutes": wall_minutes(data),
     }
 
 
@@ -93,7 +87,7 @@ def _http_stack(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, A
     return {
         **{f"direct_vs_sdk{level}": wall("direct", level) / wall("aiohttp", level) for level in (32, 64)},
         "latency_ms": 1000 * data["latency_s"],
-        "minutes": _minutes(data),
+        "minutes": wall_minutes(data),
     }
 
 
@@ -228,6 +222,13 @@ FIGURES: list[Figure] = [
         "server_vs_inprocess.json",
         "({$server1.prompt_tokens:,} prompt tokens against {$inprocess1.prompt_tokens:,})",
     ),
+    Figure(
+        GUIDE_MODELS,
+        "recall_schema_hidden.json",
+        'answered "True" for {metrics[method=faaf-tfn][answer_type=ungrounded_answer].true_fraction!p:.1f}% of the '
+        "facts of WikiEval's ungrounded answers and "
+        "{metrics[method=faaf-tfn][answer_type=poor_answer].true_fraction!p:.1f}% of its poor answers",
+    ),
     Figure(GUIDE_MODELS, "grammar_cost.json", "{summary.grammar.calls} representative calls"),
     Figure(
         GUIDE_MODELS,
@@ -267,6 +268,11 @@ FIGURES: list[Figure] = [
         "every call after {derived.latency_ms:.0f} ms",
     ),
     Figure(GUIDE_MODELS, "http_stack.json", "medians of {$direct32.repeats}, alternated."),
+    Figure(
+        GUIDE_MODELS,
+        "http_stack.json",
+        "`python benchmarks/http_stack.py` (about {derived.minutes} minutes on {provenance.machine.cores} cores)",
+    ),
     Figure(
         GUIDE_MODELS,
         "http_stack.json",

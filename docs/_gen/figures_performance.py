@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from _gen.figures import Figure
+from _gen.figures import Figure, wall_minutes
 
 ALIASES = {
     # embedded_throughput.json
@@ -75,6 +75,7 @@ def _peers_speed(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, 
             by["DeepEval faithfulness"]["calls_per_answer"] * by["DeepEval faithfulness"]["answers"]
         ),
         "ragas_calls": round(by["RAGAS faithfulness"]["calls_per_answer"] * by["RAGAS faithfulness"]["answers"]),
+        "minutes": wall_minutes(data),
     }
 
 
@@ -91,11 +92,10 @@ def _prefix_cacheable(data: dict[str, Any], load: Callable[[str], Any]) -> dict[
 def _prefix_reuse(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
     tokens = data["timed"]["comparison"]["evaluated_prompt_tokens"]
     reused = next(run for run in data["timed"]["runs"] if run["reuse_prefix"])
-    wall = data["provenance"].get("wall_s")
     return {
         "skipped": 1 - tokens["with_reuse"] / tokens["without"],
         "minutes": round(reused["wall_s"] / 60),
-        "run_minutes": None if wall is None else round(wall / 60),  # the whole script's
+        "run_minutes": wall_minutes(data),  # the whole script's
     }
 
 
@@ -127,6 +127,11 @@ DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {
 PERFORMANCE = "docs/performance.md"
 
 FIGURES: list[Figure] = [
+    Figure(
+        PERFORMANCE,
+        "peers_speed.json",
+        "`python benchmarks/peers_speed.py` (about {derived.minutes} minutes;",
+    ),
     Figure(
         PERFORMANCE,
         "peers_speed.json",

@@ -177,16 +177,7 @@ _WALL = (
     "'s total wall time; its results file does not hold it yet (its next run records it: provenance's wall_s, "
     "as performance.py's total_s)"
 )
-NO_RESULTS_FILE: list[Listed] = [
-    Listed(
-        "docs/guides/models.md",
-        'answered "True" for 100% of facts',
-        "`python benchmarks/recall_local.py --model local` with the schema left out of the prompt "
-        "(`schema_in_prompt=false`)",
-    ),
-    Listed("docs/guides/models.md", "(about 6 minutes on 2 cores)", "python benchmarks/http_stack.py" + _WALL),
-    Listed(PERFORMANCE, "(about 2 minutes;", "python benchmarks/peers_speed.py" + _WALL),
-]
+NO_RESULTS_FILE: list[Listed] = []
 
 
 def pages(root: Path = ROOT) -> list[str]:
