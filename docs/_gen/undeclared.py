@@ -173,10 +173,6 @@ NOT_MEASURED: list[Listed] = [
 
 # Measurements that no file in benchmarks/results/ holds: `why` names what would produce one. Each is a debt: when
 # its script writes a results file, declare the figure in `_gen.figures_*` and delete the entry.
-_WALL = (
-    "'s total wall time; its results file does not hold it yet (its next run records it: provenance's wall_s, "
-    "as performance.py's total_s)"
-)
 NO_RESULTS_FILE: list[Listed] = []
 
 
