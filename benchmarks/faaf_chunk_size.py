@@ -36,7 +36,8 @@ def items_with_facts(recall_run: Path) -> list[dict[str, Any]]:
     # Reads another run's results file (this script's input); the run it makes is an Evaluation.
     rows = []
     for line in RunDir(recall_run).lines():
-        if line["method"] == "faaf" and line["result"]["facts"]:
+        # recall_local.py's FaaF (pinned to the structured call since verify=auto became the head on local models)
+        if line["method"] in ("faaf:verify=function", "faaf") and line["result"]["facts"]:
             rows.append({**line["item"], "facts": line["result"]["facts"]})
     return rows
 
