@@ -116,7 +116,8 @@ def test_a_directory_holding_someone_elses_manifest_is_refused_whatever_the_flag
 
 
 def test_ctrl_c_is_recorded_as_interrupted_and_says_how_to_resume(server, tmp_path):
-    server.when("", Reply.json({"verdict": "consistent"}, delay_s=0.05))
+    # replies slow enough that the run is still going when Ctrl-C arrives, however busy the machine
+    server.when("", Reply.json({"verdict": "consistent"}, delay_s=0.5))
     data, run = rows(tmp_path / "rows.jsonl", 60), tmp_path / "run"
     env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "RAGFACTS_HOME": str(tmp_path / "home")}
     argv = [sys.executable, "-m", *command(server.base_url, data, run)]
