@@ -116,12 +116,20 @@ def test_a_directory_holding_someone_elses_manifest_is_refused_whatever_the_flag
 
 
 def test_ctrl_c_is_recorded_as_interrupted_and_says_how_to_resume(server, tmp_path):
-    # replies slow enough that the run is still going when Ctrl-C arrives, however busy the machine
-    server.when("", Reply.json({"verdict": "consistent"}, delay_s=0.5))
+    server.when("", Reply.json({"verdict": "consistent"}, delay_s=0.05))
     data, run = rows(tmp_path / "rows.jsonl", 60), tmp_path / "run"
     env = {**os.environ, "OPENAI_API_KEY": TEST_KEY, "RAGFACTS_HOME": str(tmp_path / "home")}
     argv = [sys.executable, "-m", *command(server.base_url, data, run)]
-    process = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as a terminal starts it: a suite run in the background (a shell's `&`) ignores SIGINT, and so would the child
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(server.requests) < 10:
         time.sleep(0.01)
