@@ -78,7 +78,7 @@ def files(*paths: Path) -> dict[str, Path]:
 
 # The checkout as the run started: the code that ran is the code at its start, whatever is committed or edited
 # while it runs (a benchmark imports this module with its other imports, before it runs anything).
-_STARTED_AT: str | None = None
+_STARTED_AT = commit()
 
 
 def commit_at_start() -> str | None:
@@ -111,6 +111,3 @@ def provenance(command: str | None = None, data: Mapping[str, Path | bytes] | No
         "machine": machine(),
         "wall_s": elapsed(),
     }
-
-
-_STARTED_AT = commit()

@@ -37,9 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import elapsed, files, provenance
 
 METHODS = ["prompt-tf", "faaf:mode=tf", "faaf", "faaf:citations=true,mode=tf", "faaf:citations=true"]
-# FaaF's variants as the paper has them: facts verified by its structured call. On a model a head ships for, `faaf`
-# would score the facts with the head instead (verify=auto), which benchmarks/recall_head.py measures.
-FUNCTION = "verify=function"
 NAMES = {
     "prompt-tf": "prompt-tf",
     "faaf:mode=tf": "faaf-tf",
@@ -102,7 +99,9 @@ async def measure(
         model=model, base_url=base_url, concurrency=concurrency, cache_dir=out / "cache", options=options or {}
     )
     runtime = Runtime(settings)
-    created = [create_method(run_spec(m)) for m in methods]
+    # FaaF's variants as the paper has them, facts verified by its structured call: on a model a head ships for,
+    # `faaf` would score the facts with the head instead (verify=auto), which benchmarks/recall_head.py measures
+    created = [create_method(m, **({"verify": "function"} if m.startswith("faaf") else {})) for m in methods]
     evaluation = Evaluation(
         Dataset.open(data),
         created,
@@ -126,13 +125,6 @@ async def measure(
         for by_method in lines
     ]
     return tabulate(keyed, manifest, report.seconds, runtime.ledger.to_dict(), methods)
-
-
-def run_spec(method: str) -> str:
-    """The method as it runs: a FaaF variant with its facts verified by FaaF's structured call."""
-    if not method.startswith("faaf"):
-        return method
-    return f"{method},{FUNCTION}" if ":" in method else f"{method}:{FUNCTION}"
 
 
 def tabulate(

@@ -385,10 +385,8 @@ def on_the_quality_corpus(
     """The quality corpus's dev and test splits and their faithful paraphrases decided by the head alone and by
     the head deciding English answers with their sentences (`block`), as `ragfacts check` would
     (`train_head.head_decisions`): what reading sentences does to answers of one or two sentences."""
-    alone = Head.from_json(head.to_json())
-    alone.sentences = {}
-    reading = Head.from_json(head.to_json())
-    reading.sentences = block
+    alone = Head.from_json(head.to_json() | {"sentences": {}})
+    reading = Head.from_json(head.to_json() | {"sentences": block})
     found: dict[str, Any] = {}
     for split in ("dev", "test"):
         path, paraphrases = QUALITY / f"{split}.jsonl", PARAPHRASES / f"paraphrases_{split}.jsonl"

@@ -32,6 +32,7 @@ Intervals: bootstrap 95%, 2,000 resamples of items.
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
 import sys
@@ -224,9 +225,9 @@ class Model:
     def unfitted(self) -> Model:
         """A model of the same configuration (features, veto, invariance, where long answers' cuts come from), not
         fitted (for cross-fitting)."""
-        copy = Model(self.name, self.use_state, self.use_evidence, veto=self.veto)
-        copy.invariance, copy.long_dev = self.invariance, self.long_dev
-        return copy
+        fresh = Model(self.name, self.use_state, self.use_evidence, veto=self.veto)
+        fresh.invariance, fresh.long_dev = self.invariance, self.long_dev
+        return fresh
 
     def design(self, split: Split) -> np.ndarray:
         parts = []
@@ -311,17 +312,10 @@ class Model:
 
     def with_veto(self, dev: Split, scores: np.ndarray | None = None) -> Model:
         """The same weights, an evidence flag overriding the score, thresholds chosen again on dev."""
-        copy = Model(self.name + " + evidence veto", self.use_state, self.use_evidence, veto=True)
-        copy.mean, copy.scale, copy.weights, copy.bias, copy.penalty = (
-            self.mean,
-            self.scale,
-            self.weights,
-            self.bias,
-            self.penalty,
-        )
-        copy.long_dev = self.long_dev
-        copy.choose_thresholds(dev, scores)
-        return copy
+        vetoed = copy.copy(self)  # weights shared; choose_thresholds makes new threshold dicts
+        vetoed.name, vetoed.veto = self.name + " + evidence veto", True
+        vetoed.choose_thresholds(dev, scores)
+        return vetoed
 
     def head(self, train: Split, figures: dict[str, Any]) -> Head:
         """The fitted weights as a head file: standardisation folded into the state weights."""
