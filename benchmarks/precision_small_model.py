@@ -124,10 +124,8 @@ def main() -> None:
     data = args.data or [DATA / "precision_probe.jsonl", DATA / "precision_heldout.jsonl"]
     methods = args.method or list(DEFAULT_METHODS)
     made_from = provenance(data=files(*data))
-    report = {
-        "provenance": {**made_from, "wall_s": elapsed()},
-        **asyncio.run(measure(args.model, args.base_url, methods, data, args.limit, args.out)),
-    }
+    measured = asyncio.run(measure(args.model, args.base_url, methods, data, args.limit, args.out))
+    report = {"provenance": {**made_from, "wall_s": elapsed()}, **measured}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, result in report["results"].items():

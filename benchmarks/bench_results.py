@@ -1,0 +1,71 @@
+"""A `ragfacts bench` run kept as a results file: the run's metrics and tables, with the provenance of the run.
+
+    python benchmarks/bench_results.py quality_test_scores --run /tmp/q-test -- \\
+        --model local bench benchmarks/data/quality/test.jsonl --methods lface4rag:strategy=holistic_score,holistic
+    python benchmarks/bench_results.py bench_embedded_sample6 --run /tmp/sample6 --max-answer-chars 200 -- \\
+        --model local bench benchmarks/data/quality/test.jsonl --methods lface4rag,holistic --sample 6 --seed 0
+
+Everything after `--` is a `ragfacts` command line without its run directory (`-o RUN` is added, so a rerun resumes).
+With `--max-answer-chars N`, the data file (the argument after `bench`) is first cut to its rows whose answer has at
+most N characters, written into the run directory, and the run reads that file (both are named, with their
+SHA-256, in the provenance). Writes benchmarks/results/NAME.json (the run's metrics.json under "precision" and
+"recall", with "provenance") and NAME.md (the run's tables.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _provenance import ROOT, files, provenance
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def shortened(data: Path, run: Path, limit: int) -> Path:
+    """The rows of ``data`` whose answer has at most ``limit`` characters, written once into ``run``."""
+    out = run / f"{data.stem}_answers_up_to_{limit}.jsonl"
+    if not out.exists():
+        rows = [line for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+        kept = [line for line in rows if len(json.loads(line)["answer"]) <= limit]
+        run.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("name", help="the results file's name, without .json")
+    parser.add_argument("--run", type=Path, required=True, help="the run directory (resumable)")
+    parser.add_argument("--max-answer-chars", type=int, default=None, help="keep rows with answers this short")
+    parser.add_argument("ragfacts", nargs=argparse.REMAINDER, help="-- then the ragfacts command line")
+    args = parser.parse_args()
+    command = [part for part in args.ragfacts if part != "--"]
+    if "bench" not in command or command.index("bench") + 1 >= len(command):
+        parser.error("give a ragfacts bench command line after --")
+    where = command.index("bench") + 1
+    data = Path(command[where])
+    read = [data]
+    if args.max_answer_chars is not None:
+        short = shortened(data, args.run.parent / f"{args.run.name}-data", args.max_answer_chars)
+        command[where] = str(short)
+        read.append(short)
+    done = subprocess.run(["ragfacts", *command, "-o", str(args.run)], check=False)
+    if done.returncode != 0:
+        sys.exit(f"ragfacts bench exited {done.returncode}; rerun this command to resume the run")
+    metrics = json.loads((args.run / "metrics.json").read_text(encoding="utf-8"))
+    report = {"provenance": provenance(data=files(*read)), **metrics}
+    RESULTS.joinpath(f"{args.name}.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    shutil.copyfile(args.run / "tables.md", RESULTS / f"{args.name}.md")
+    print(f"wrote benchmarks/results/{args.name}.json and .md")
+
+
+if __name__ == "__main__":
+    main()
