@@ -149,7 +149,7 @@ def _trained_head(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
 
 
 def _precision_small_model(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
-    by_threshold = data["results"]["probe/sentence_scores"]["summary"]["balanced_accuracy_by_threshold"]
+    by_threshold = data["results"]["precision_probe/lface4rag:strategy=sentence_scores"]["summary"]["balanced_accuracy_by_threshold"]
     return {"probe_threshold": max(by_threshold, key=by_threshold.get)}
 
 
