@@ -43,9 +43,11 @@ def main() -> None:
     parser.add_argument("name", help="the results file's name, without .json")
     parser.add_argument("--run", type=Path, required=True, help="the run directory (resumable)")
     parser.add_argument("--max-answer-chars", type=int, default=None, help="keep rows with answers this short")
-    parser.add_argument("ragfacts", nargs=argparse.REMAINDER, help="-- then the ragfacts command line")
-    args = parser.parse_args()
-    command = [part for part in args.ragfacts if part != "--"]
+    parser.usage = "%(prog)s NAME --run DIR [--max-answer-chars N] -- RAGFACTS_ARGUMENTS"
+    given = sys.argv[1:]
+    cut = given.index("--") if "--" in given else len(given)
+    args = parser.parse_args(given[:cut])
+    command = given[cut + 1 :]
     if "bench" not in command or command.index("bench") + 1 >= len(command):
         parser.error("give a ragfacts bench command line after --")
     where = command.index("bench") + 1
