@@ -387,8 +387,9 @@ FIGURES: list[Figure] = [
         "The dataset holds {derived.faithful} faithful and {derived.flawed} flawed answers. **The 1.5B model is no use "
         "as a synthesiser**: its verifier rejected {derived.rejected} of the {derived.asked} edits it was asked for, "
         "{derived.written_rejected} of its {derived.written_asked} written Chinese answers were not supported by their "
-        "own reference, and {synth.positives.paraphrase.failed} paraphrases failed validation after the re-asks "
-        "(those {synth.incomplete} rows are retried by the next run).",
+        "own reference, and {synth.positives.paraphrase.failed} of the {synth.positives.paraphrase.asked} paraphrases "
+        "failed validation after the re-asks (rows left incomplete, {synth.incomplete} here, are retried by the next "
+        "run).",
     ),
     Figure(
         GUIDE_SYNTH,
