@@ -47,6 +47,7 @@ async def measure(data: Path, cache_dir: Path) -> dict[str, Any]:
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     judged: dict[str, list[bool]] = {kind: [] for kind in ANSWER_TYPES}
     tokens: dict[str, int] = dict.fromkeys(ANSWER_TYPES, 0)
+    replayed = 0  # scoring calls answered by the cache: their prompt tokens are not counted
     try:
         for row in rows:
             facts = await generate_facts(model, _text(row["question"]), _text(row["answer"]), "en")
@@ -68,8 +69,14 @@ async def measure(data: Path, cache_dir: Path) -> dict[str, Any]:
                     )
                     judged[kind].append(p >= head.answer_threshold("en"))
                     tokens[kind] += completion.usage.prompt_tokens
+                    replayed += completion.cached
     finally:
         await model.aclose()
+    if replayed:
+        raise SystemExit(
+            f"{replayed} scoring calls came from the cache in {cache_dir}, so their prompt tokens would count as 0: "
+            "rerun with a fresh --cache (the facts may come from a cache; the scoring must not)"
+        )
     return {
         "data": str(data),
         "facts": len(judged["answer"]),
