@@ -6,7 +6,7 @@ Both run as `ragfacts bench` on the 6-item sample of docs/results/precision.md (
 most 200 characters, --sample 6 --seed 0), with the default --timeout, one after the other, sharing one fresh response
 cache in OUT/cache: the joint run takes its decompositions from the stages-apart run, whose cost includes them. Each
 run directory (OUT/apart, OUT/joint) resumes. Writes benchmarks/results/joint_stages_embedded.json: both runs'
-metrics, their commands and the provenance.
+metrics, their ledgers per stage, their commands and the provenance; and their tables, joint_stages_embedded.md.
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ def main() -> None:
         ]
         for name, method in METHODS.items()
     }
-    runs = {}
+    runs, ledgers = {}, {}
     for name, command in commands.items():
         if subprocess.run(command, check=False).returncode != 0:
             sys.exit(f"{' '.join(command)} failed; rerun this script to resume")
         runs[name] = json.loads(Path(command[-1], "metrics.json").read_text(encoding="utf-8"))
+        ledgers[name] = json.loads(Path(command[-1], "ledger.json").read_text(encoding="utf-8"))["stages"]
     report = {
         "provenance": provenance(data=files(DATA, short)),
         "what": (
@@ -58,9 +59,13 @@ def main() -> None:
         ),
         "commands": [" ".join(command) for command in commands.values()],
         **runs,
+        # per stage: the joint run's row adds back the decompositions it took from the cache, at their cost here
+        "ledgers": ledgers,
     }
     OUT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    tables = [Path(command[-1], "tables.md").read_text(encoding="utf-8") for command in commands.values()]
+    OUT.with_suffix(".md").write_text("\n".join(tables), encoding="utf-8")
+    print(f"wrote {OUT.relative_to(ROOT)} and its tables, {OUT.with_suffix('.md').name}")
 
 
 if __name__ == "__main__":

@@ -149,7 +149,8 @@ def _trained_head(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str,
 
 
 def _precision_small_model(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
-    by_threshold = data["results"]["precision_probe/lface4rag:strategy=sentence_scores"]["summary"]["balanced_accuracy_by_threshold"]
+    probe = data["results"]["precision_probe/lface4rag:strategy=sentence_scores"]
+    by_threshold = probe["summary"]["balanced_accuracy_by_threshold"]
     return {"probe_threshold": max(by_threshold, key=by_threshold.get)}
 
 
