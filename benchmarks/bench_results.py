@@ -28,28 +28,33 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def shortened(data: Path, run: Path, limit: int) -> Path:
-    """The rows of ``data`` whose answer has at most ``limit`` characters, written once into ``run``."""
+    """The rows of ``data`` whose answer has at most ``limit`` characters, written into ``run`` (the same bytes for
+    the same data: a resumed run reads the file it started on, and `ragfacts bench` refuses one that changed)."""
     out = run / f"{data.stem}_answers_up_to_{limit}.jsonl"
-    if not out.exists():
-        rows = [line for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
-        kept = [line for line in rows if len(json.loads(line)["answer"]) <= limit]
-        run.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    rows = [line for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [line for line in rows if len(json.loads(line)["answer"]) <= limit]
+    run.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
     return out
 
 
-def main() -> None:
+def arguments(given: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """This script's options, and the ragfacts command line after `--` (exits with usage if it has no bench DATA)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("name", help="the results file's name, without .json")
     parser.add_argument("--run", type=Path, required=True, help="the run directory (resumable)")
     parser.add_argument("--max-answer-chars", type=int, default=None, help="keep rows with answers this short")
     parser.usage = "%(prog)s NAME --run DIR [--max-answer-chars N] -- RAGFACTS_ARGUMENTS"
-    given = sys.argv[1:]
     cut = given.index("--") if "--" in given else len(given)
     args = parser.parse_args(given[:cut])
     command = given[cut + 1 :]
     if "bench" not in command or command.index("bench") + 1 >= len(command):
         parser.error("give a ragfacts bench command line after --")
+    return args, command
+
+
+def main() -> None:
+    args, command = arguments(sys.argv[1:])
     where = command.index("bench") + 1
     data = Path(command[where])
     read = [data]

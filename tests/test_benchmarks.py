@@ -7,7 +7,16 @@ import json
 from pathlib import Path
 
 import httpx
-from benchmarks import faaf_chunk_size, latency_server, peers_speed, performance, precision_small_model, recall_local
+import pytest
+from benchmarks import (
+    bench_results,
+    faaf_chunk_size,
+    latency_server,
+    peers_speed,
+    performance,
+    precision_small_model,
+    recall_local,
+)
 from pydantic import BaseModel
 
 from tests.conftest import TEST_KEY
@@ -95,3 +104,24 @@ def test_the_peers_speed_benchmark_measures_a_system_in_a_fresh_process_against_
     assert found["bound_s"] == 0.01 and 0 < found["share_of_bound_wall"] < found["share_of_bound_eval"]
     report = {"answers": 2, "concurrency": 2, "latency_ms": 10, "repeats": 1, "command": "x", "systems": [found]}
     assert "| ragfacts holistic | 1 |" in peers_speed.markdown(report)
+
+
+def test_a_bench_results_file_is_made_from_the_ragfacts_command_after_the_separator():
+    args, command = bench_results.arguments(
+        ["sample6", "--run", "/tmp/run", "--max-answer-chars", "200", "--", "--model", "local", "bench", "d.jsonl"]
+    )
+    assert (args.name, args.run, args.max_answer_chars) == ("sample6", Path("/tmp/run"), 200)
+    assert command == ["--model", "local", "bench", "d.jsonl"]
+    with pytest.raises(SystemExit):  # no bench DATA after the separator
+        bench_results.arguments(["sample6", "--run", "/tmp/run", "--", "--model", "local", "check"])
+
+
+def test_the_short_answer_sample_keeps_the_rows_whose_answer_is_short_enough(tmp_path):
+    data = tmp_path / "test.jsonl"
+    rows = [{"id": "a", "answer": "x" * 200}, {"id": "b", "answer": "y" * 201}, {"id": "c", "answer": "短"}]
+    data.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    short = bench_results.shortened(data, tmp_path / "run-data", 200)
+    assert [json.loads(line)["id"] for line in short.read_text(encoding="utf-8").splitlines()] == ["a", "c"]
+    first = short.read_bytes()
+    again = bench_results.shortened(data, tmp_path / "run-data", 200)
+    assert again == short and again.read_bytes() == first  # the same file, byte for byte, for the same data
