@@ -29,7 +29,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 def shortened(data: Path, run: Path, limit: int) -> Path:
     """The rows of ``data`` whose answer has at most ``limit`` characters, written into ``run`` (the same bytes for
-    the same data: a resumed run reads the file it started on, and `ragfacts bench` refuses one that changed)."""
+    the same data; where the data changed, a resumed `ragfacts bench` reuses only the rows whose content did not)."""
     out = run / f"{data.stem}_answers_up_to_{limit}.jsonl"
     rows = [line for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     kept = [line for line in rows if len(json.loads(line)["answer"]) <= limit]
