@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import ROOT, files, provenance
@@ -36,6 +37,14 @@ def shortened(data: Path, run: Path, limit: int) -> Path:
     run.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
     return out
+
+
+def bench(command: list[str], run: Path) -> dict[str, Any]:
+    """Run ``ragfacts <command> -o run`` and return the run's metrics.json; exits, saying how to resume, if it fails."""
+    done = subprocess.run(["ragfacts", *command, "-o", str(run)], check=False)
+    if done.returncode != 0:
+        sys.exit(f"ragfacts {' '.join(command)} exited {done.returncode}; rerun this command to resume the run")
+    return json.loads((run / "metrics.json").read_text(encoding="utf-8"))
 
 
 def arguments(given: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -62,10 +71,7 @@ def main() -> None:
         short = shortened(data, args.run.parent / f"{args.run.name}-data", args.max_answer_chars)
         command[where] = str(short)
         read.append(short)
-    done = subprocess.run(["ragfacts", *command, "-o", str(args.run)], check=False)
-    if done.returncode != 0:
-        sys.exit(f"ragfacts bench exited {done.returncode}; rerun this command to resume the run")
-    metrics = json.loads((args.run / "metrics.json").read_text(encoding="utf-8"))
+    metrics = bench(command, args.run)
     report = {"provenance": provenance(data=files(*read)), **metrics}
     RESULTS.joinpath(f"{args.name}.json").write_text(
         json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import ROOT, files, provenance
-from bench_results import shortened
+from bench_results import bench, shortened
 
 DATA = ROOT / "benchmarks" / "data" / "quality" / "test.jsonl"
 OUT = ROOT / "benchmarks" / "results" / "joint_stages_embedded.json"
@@ -35,20 +34,18 @@ def main() -> None:
     parser.add_argument("--model", default="local")
     args = parser.parse_args()
     short = shortened(DATA, args.out / "data", 200)
+    folders = {"batched": args.out / "apart", "joint": args.out / "joint"}
     commands = {
         name: [
-            *("ragfacts", "--model", args.model, "--cache-dir", str(args.out / "cache")),
-            *("bench", str(short), "--methods", method, "--sample", "6", "--seed", "0"),
-            *("--max-failed", "1", "-o", str(args.out / ("apart" if name == "batched" else "joint"))),
+            *("--model", args.model, "--cache-dir", str(args.out / "cache")),
+            *("bench", str(short), "--methods", method, "--sample", "6", "--seed", "0", "--max-failed", "1"),
         ]
         for name, method in METHODS.items()
     }
     runs, ledgers = {}, {}
     for name, command in commands.items():
-        if subprocess.run(command, check=False).returncode != 0:
-            sys.exit(f"{' '.join(command)} failed; rerun this script to resume")
-        runs[name] = json.loads(Path(command[-1], "metrics.json").read_text(encoding="utf-8"))
-        ledgers[name] = json.loads(Path(command[-1], "ledger.json").read_text(encoding="utf-8"))["stages"]
+        runs[name] = bench(command, folders[name])
+        ledgers[name] = json.loads((folders[name] / "ledger.json").read_text(encoding="utf-8"))["stages"]
     report = {
         "provenance": provenance(data=files(DATA, short)),
         "what": (
@@ -57,13 +54,13 @@ def main() -> None:
             "--sample 6 --seed 0), default --timeout. One response cache: the joint run took its decompositions "
             "from the stages-apart run's."
         ),
-        "commands": [" ".join(command) for command in commands.values()],
+        "commands": [f"ragfacts {' '.join(c)} -o {folders[name]}" for name, c in commands.items()],
         **runs,
         # per stage: the joint run's row adds back the decompositions it took from the cache, at their cost here
         "ledgers": ledgers,
     }
     OUT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tables = [Path(command[-1], "tables.md").read_text(encoding="utf-8") for command in commands.values()]
+    tables = [(folder / "tables.md").read_text(encoding="utf-8") for folder in folders.values()]
     OUT.with_suffix(".md").write_text("\n".join(tables), encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)} and its tables, {OUT.with_suffix('.md').name}")
 
