@@ -27,7 +27,7 @@ ALIASES = {
     "q_holistic": "precision[method=holistic]",
     "q_sentences": "precision[method=lface4rag:explain_failures=false,strategy=sentence_scores]",
     # calibration_dev.json
-    "dev_sentences": "scored[method=lface4rag:explain_failures=false,strategy=sentence_scores]",
+    "dev_sentences": "scored[method=lface4rag:explain=none,strategy=sentence_scores]",
     # bench_embedded_sample6.json
     "paper": "precision[method=lface4rag:strategy=paper]",
     # recall_small_model.json: facts judged present, per method and answer type
@@ -462,13 +462,26 @@ FIGURES: list[Figure] = [
     Figure(
         PRECISION,
         "calibration_dev.json",
-        "({$dev_sentences.per_lang_thresholds.zh.threshold:.2f} instead of",
+        "({$dev_sentences.per_lang_thresholds.zh.threshold:.2f} instead of {$dev_sentences.threshold:.2f}:",
     ),
     Figure(
         PRECISION,
         "calibration_dev.json",
         "{$dev_sentences.per_lang_thresholds.zh.ba!p:.1f} against {$dev_sentences.by_lang.zh.ba!p:.1f} on dev), but "
         "{$dev_sentences.by_lang.zh.n} dev items per language",
+    ),
+    Figure(
+        PRECISION,
+        "quality_dev_scores.json",
+        "dev scores {precision[method=lface4rag:strategy=holistic_score].balanced_accuracy.value!p:.1f} and "
+        "{precision[method=lface4rag:explain=none,strategy=sentence_scores].balanced_accuracy.value!p:.1f} at them",
+    ),
+    Figure(
+        PRECISION,
+        "calibration_dev.json",
+        "would choose {scored[method=lface4rag:strategy=holistic_score].threshold:.2f} and "
+        "{$dev_sentences.threshold:.2f} instead, where it scores "
+        "{scored[method=lface4rag:strategy=holistic_score].ba!p:.1f} and {$dev_sentences.ba!p:.1f}",
     ),
     Figure(
         PRECISION,

@@ -141,7 +141,6 @@ NOT_MEASURED: list[Listed] = [
     Listed("docs/guides/precision.md", "(`threshold` 0.47;", "`sentence_scores`' default threshold"),
     Listed("docs/guides/precision.md", "the threshold chosen on dev (0.58)", "`holistic_score`'s default threshold"),
     Listed(PRECISION, "the dev-chosen one (0.47)", "`sentence_scores`' default threshold"),
-    Listed(PRECISION, "instead of 0.47:", "`sentence_scores`' default threshold"),
     Listed(
         "docs/guides/precision.md", "below 0.5 it is marked", "methods/precision/decompose.py FROM_ANSWER_MIN_SHARE"
     ),
