@@ -180,7 +180,7 @@ FIGURES: list[Figure] = [
         GUIDE_CALIBRATION,
         "calibration.json",
         "({$head.band_test[ba:zh].value!p:.1f} on the decided answers against {$head.no_band_test[ba:zh].value!p:.1f} "
-        "with no band), and barely helps English, where it does not ({$head.band_test[ba:en].value!p:.1f} against "
+        "with no band), and does not help English, where it does not separate them ({$head.band_test[ba:en].value!p:.1f} against "
         "{$head.no_band_test[ba:en].value!p:.1f}).",
     ),
     Figure(
