@@ -180,8 +180,8 @@ FIGURES: list[Figure] = [
         GUIDE_CALIBRATION,
         "calibration.json",
         "({$head.band_test[ba:zh].value!p:.1f} on the decided answers against {$head.no_band_test[ba:zh].value!p:.1f} "
-        "with no band), and does not help English, where it does not separate them ({$head.band_test[ba:en].value!p:.1f} against "
-        "{$head.no_band_test[ba:en].value!p:.1f}).",
+        "with no band), and does not help English, where it does not separate them "
+        "({$head.band_test[ba:en].value!p:.1f} against {$head.no_band_test[ba:en].value!p:.1f}).",
     ),
     Figure(
         GUIDE_CALIBRATION,
