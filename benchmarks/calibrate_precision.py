@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _provenance import files, provenance
+from _provenance import files, provenance, sha256_of
 
 ROOT = Path(__file__).resolve().parents[1]
 POSITIVE = "consistent"
@@ -44,6 +44,21 @@ def load(runs: list[Path]) -> dict[str, dict[str, dict[str, Any]]]:
                 "score": answer_score(result),
                 "label": result.get("label") or (result.get("judgement") or {}).get("verdict"),
             }
+    return found
+
+
+def datasets(runs: list[Path]) -> list[Path]:
+    """The data file each run directory's manifest names; exits if one changed since the run read it."""
+    found = []
+    for run in runs:
+        manifest = run / "manifest.json"
+        if not manifest.is_file():  # a bare results.jsonl: its data is not known
+            continue
+        dataset = json.loads(manifest.read_text(encoding="utf-8"))["dataset"]
+        path = Path(dataset["path"])
+        if not path.is_file() or sha256_of(path) != dataset["sha256"]:
+            raise SystemExit(f"{path} is not the data {run} was made from (SHA-256 {dataset['sha256'][:12]}…)")
+        found.append(path)
     return found
 
 
@@ -174,7 +189,7 @@ def main() -> None:
     data = load(args.runs)
     results_files = [run / "results.jsonl" if run.is_dir() else run for run in args.runs]
     report: dict[str, Any] = {
-        "provenance": provenance(data=files(*results_files)),
+        "provenance": provenance(data=files(*datasets(args.runs), *results_files)),
         "runs": [str(r) for r in args.runs],
         "scored": [],
         "labelled": [],

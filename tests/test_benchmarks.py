@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 
@@ -125,3 +126,18 @@ def test_the_short_answer_sample_keeps_the_rows_whose_answer_is_short_enough(tmp
     first = short.read_bytes()
     again = bench_results.shortened(data, tmp_path / "run-data", 200)
     assert again == short and again.read_bytes() == first  # the same file, byte for byte, for the same data
+
+
+def test_the_dev_calibration_records_the_data_its_runs_were_made_from_and_refuses_changed_data(tmp_path):
+    from benchmarks import calibrate_precision
+
+    data = tmp_path / "dev.jsonl"
+    data.write_text('{"id": "a"}\n', encoding="utf-8")
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = {"dataset": {"path": str(data), "sha256": hashlib.sha256(data.read_bytes()).hexdigest()}}
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert calibrate_precision.datasets([run, tmp_path / "bare_results.jsonl"]) == [data]
+    data.write_text('{"id": "b"}\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match="is not the data"):
+        calibrate_precision.datasets([run])
