@@ -294,8 +294,7 @@ def _recall_small_model(data: dict[str, Any]) -> str:
 
 @results_table("recall.local", "recall_local.json")
 def _recall_local(data: dict[str, Any]) -> str:
-    spec = data["spec"]
-    note = f"\n{data['facts']} facts from {spec['rows']} rows; FaaF chunk size {spec['chunk_size']}.\n"
+    note = f"\n{data['facts']} facts from {data['spec']['dataset']['rows']} rows.\n"
     return table(_RECALL_HEADER, _recall_rows(data)) + note
 
 
