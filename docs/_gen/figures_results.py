@@ -109,6 +109,13 @@ def _recall_head(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, 
     }
 
 
+def _faaf_chunk_size(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
+    """The facts are those of the recall_local.py run the chunk sizes were measured on (its --facts-from)."""
+    facts = load("recall_local.json")["facts"]
+    shares = [size["judged_true"]["ungrounded_answer"] for size in data["sizes"].values()]
+    return {"facts": facts, "ungrounded_gap_facts": round((max(shares) - min(shares)) * facts)}
+
+
 def _recall_local(data: dict[str, Any], load: Callable[[str], Any]) -> dict[str, Any]:
     def completion(method: str) -> int:
         return sum(m["completion_tokens"] for m in data["metrics"] if m["method"] == method)
@@ -161,6 +168,7 @@ DERIVED: dict[str, Callable[[Any, Callable[[str], Any]], dict[str, Any]]] = {
     "recall_small_model.json": _recall_small_model,
     "recall_head.json": _recall_head,
     "recall_local.json": _recall_local,
+    "faaf_chunk_size.json": _faaf_chunk_size,
     "precision_small_model.json": _precision_small_model,
 }
 
@@ -325,7 +333,29 @@ FIGURES: list[Figure] = [
         "recall_local.json",
         "({derived.prompting_vs_faaf_completion:.0f}× fewer completion tokens than prompting)",
     ),
-    Figure(RECALL, "faaf_chunk_size.json", "FaaF T/F/N on the same {facts} facts"),
+    Figure(RECALL, "recall_local.json", "FaaF T/F/N on the same {facts} facts"),
+    Figure(
+        RECALL,
+        "faaf_chunk_size.json",
+        "one fact per call judged {sizes.1.judged_true.ungrounded_answer!p:.1f}% of the ungrounded answers' facts True "
+        "and all facts in one call {sizes.all.judged_true.ungrounded_answer!p:.1f}%",
+    ),
+    Figure(
+        RECALL,
+        "faaf_chunk_size.json",
+        "({sizes.1.judged_true.poor_answer!p:.1f}% and {sizes.all.judged_true.poor_answer!p:.1f}% for poor answers)",
+    ),
+    Figure(
+        RECALL,
+        "faaf_chunk_size.json",
+        "{sizes.all.calls} calls and {sizes.all.prompt_tokens:,} prompt tokens against {sizes.1.calls} and "
+        "{sizes.1.prompt_tokens:,} for one fact per call",
+    ),
+    Figure(
+        RECALL,
+        "faaf_chunk_size.json",
+        "a gap of {derived.ungrounded_gap_facts} facts of {derived.facts} is within what {answers} answers can tell",
+    ),
     # docs/results/precision.md
     Figure(
         PRECISION,
