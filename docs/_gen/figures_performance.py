@@ -317,7 +317,7 @@ FIGURES: list[Figure] = [
     Figure(
         PERFORMANCE,
         "bench_embedded_sample6.json",
-        "| paper (earlier run) | {derived.paper_calls:.1f} | {derived.paper_prompt:,.0f} + "
+        "| paper (its own run) | {derived.paper_calls:.1f} | {derived.paper_prompt:,.0f} + "
         "{derived.paper_completion:,.0f} | {derived.paper_model_s:.0f} | {derived.paper_right} | {$paper.unscored} | "
         "{$paper.failed_calls} |",
     ),
