@@ -204,8 +204,8 @@ class FaaFOptions(BaseModel):
         0,
         ge=0,
         description="facts per call; 0 = all facts of an answer in one call. Measured on the embedded 1.5B model "
-        "(benchmarks/faaf_chunk_size.py): sizes 1, 2, 4 and all cost 114, 63, 39 and 30 calls on 30 answers, and "
-        "judged within 3 of 38 facts of each other, so all-in-one is the default",
+        "(benchmarks/results/faaf_chunk_size.json): smaller chunks cost more calls and did not make the judgements "
+        "noticeably stricter, so all-in-one is the default",
     )
     lang: Lang = Field("auto", description="prompt language; auto = detected from the answer and the facts")
     verify: Literal["auto", "function", "head"] = Field(
