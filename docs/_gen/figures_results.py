@@ -272,7 +272,7 @@ FIGURES: list[Figure] = [
         "trained_head.json",
         "**{$shipped[lang:en].value!p:.1f}** [{$shipped[lang:en].low!p:.1f}, {$shipped[lang:en].high!p:.1f}] in "
         "English, **{$shipped[lang:zh].value!p:.1f}** [{$shipped[lang:zh].low!p:.1f}, {$shipped[lang:zh].high!p:.1f}] "
-        "in Chinese; AUC {$shipped.auc:.3f}. The previous default, `holistic_score`, measured "
+        "in Chinese; AUC {$shipped.auc:.3f}. `holistic_score`, the default for models no head ships for, measured "
         "{$previous.balanced_accuracy.value!p:.1f}.",
     ),
     Figure(
@@ -398,7 +398,7 @@ FIGURES: list[Figure] = [
         PRECISION,
         "paraphrase_invariance.json",
         "Passing {target!p:.0f}% of them costs accuracy either way (`python benchmarks/paraphrase_invariance.py`: the "
-        "shipped head's configuration refitted by today's training code, which passes "
+        "shipped head's configuration refitted by `benchmarks/train_head.py`, which passes "
         "{$pi_base.test_paraphrases.all.value!p:.1f}% of the test paraphrases and scores "
         "{$pi_base.quality_test.balanced_accuracy.value!p:.1f} on test; every choice made on dev, out of fold). Taught "
         "to score each of the {pairs} training paraphrases as its original (a penalty on the difference of their "
