@@ -273,8 +273,8 @@ FIGURES: list[Figure] = [
         "trained_head.json",
         "**{$shipped[lang:en].value!p:.1f}** [{$shipped[lang:en].low!p:.1f}, {$shipped[lang:en].high!p:.1f}] in "
         "English, **{$shipped[lang:zh].value!p:.1f}** [{$shipped[lang:zh].low!p:.1f}, {$shipped[lang:zh].high!p:.1f}] "
-        "in Chinese; AUC {$shipped.auc:.3f}. `holistic_score`, the default for models no head ships for, measured "
-        "{$previous.balanced_accuracy.value!p:.1f}.",
+        "in Chinese; AUC {$shipped.auc:.3f}. `holistic_score`, the default for small models no head ships for, "
+        "measured {$previous.balanced_accuracy.value!p:.1f}.",
     ),
     Figure(
         INDEX,
